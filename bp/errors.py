@@ -1,0 +1,140 @@
+"""The one list of stable error codes, remediation codes, and the failure envelope.
+
+Consumers branch on `code`, never on English text. Codes are never renamed; new ones are
+only added. Kept free of imports so the CLI can load it on every call.
+"""
+
+# The 26 codes of the original 0.5.0 contract, then our additions (marked).
+ERROR_CODES = (
+    "protocol_incompatible",
+    "not_initialized",
+    "capability_denied",
+    "browser_not_found",
+    "browser_not_authorized",
+    "browser_disconnected",
+    "broker_in_use",
+    "profile_selection_required",
+    "profile_context_stale",
+    "profile_context_unavailable",
+    "workspace_not_found",
+    "lease_expired",
+    "target_not_owned",
+    "target_busy",
+    "stale_ref",
+    "action_not_verified",
+    "command_cancelled",
+    "command_expired",
+    "wait_timeout",
+    "unknown_outcome",
+    "artifact_not_found",
+    "artifact_expired",
+    "cursor_expired",
+    "result_too_large",
+    "invalid_argument",
+    "internal_error",
+    # Additions of the Python product.
+    "browser_selection_required",  # several viable browsers and no --browser filter
+    "unsafe_state",  # home/runtime files with a symlink, foreign owner or open mode
+    "quota_exceeded",  # private storage quota (files issue)
+)
+
+_CODE_SET = frozenset(ERROR_CODES)
+
+# Default `retryable` per code; a raise site may override it.
+RETRYABLE = {
+    "browser_not_authorized": True,
+    "browser_disconnected": True,
+    "broker_in_use": True,
+    "profile_context_stale": True,
+    "lease_expired": True,
+    "target_busy": True,
+    "action_not_verified": True,
+    "wait_timeout": True,
+    "unknown_outcome": True,
+}
+
+# Remediation codes with the sentence a person reads.
+REMEDIATIONS = {
+    "connect_browser": "Run 'bp connect' to request remote debugging authorization.",
+    "start_browser": "Start the browser (or run 'bp launch' for a private one), then run 'bp connect'.",
+    "enable_remote_debugging": "Open chrome://inspect/#remote-debugging in the browser and turn on remote debugging.",
+    "authorize_remote_debugging": "Allow the remote debugging request in the browser.",
+    "restart_remote_debugging": "The browser's DevToolsActivePort is stale: restart the browser or turn remote debugging off and on again.",
+    "allow_remote_debugging": "Click 'Allow' in the browser's remote debugging dialog, then run 'bp connect' again.",
+    "select_browser": "Several browsers can be connected: run 'bp connect --browser <id>' with one of the listed ids.",
+    "select_supported_browser": "Install or start a supported browser, or check the --browser filter against 'bp browsers'.",
+    "select_running_browser_pilot": "Browser Pilot is connected to another browser: run 'bp disconnect' first or omit --browser.",
+    "stop_incompatible_broker_or_isolate": "A Browser Pilot service of another version is running: stop it with its own 'bp disconnect', or set BROWSER_PILOT_HOME to isolate this installation.",
+    "use_matching_executable_or_isolate": "The running service belongs to another installation: stop it with that installation's 'bp disconnect'.",
+    "close_active_clients": "Other Agents still hold state in the service; it keeps running.",
+    "inspect_broker_state": "Run 'bp status' to inspect the service before retrying.",
+    "inspect_broker_startup": "The Browser Pilot service did not start; see the log under BROWSER_PILOT_HOME/logs.",
+    "restart_unresponsive_broker": "The Browser Pilot service is running but does not answer. Inspect it with 'bp status'; if it stays unresponsive, stop that process yourself and run 'bp connect'.",
+    "restart_browser_pilot": "Run 'bp connect' to start a new Browser Pilot service.",
+    "inspect_command_before_retry": "Inspect the current tab state (or 'bp command <id>') before deciding whether to retry.",
+    "relist_profile_contexts": "Run 'bp profiles' to list the current profile contexts.",
+    "fix_private_state": "Fix the ownership/permissions of the named path (owner-only, no symlink), or choose another BROWSER_PILOT_HOME.",
+}
+
+# Hints the CLI adds for some codes (contract §2.2).
+HINTS = {
+    "stale_ref": "Run 'bp snapshot' to refresh element refs.",
+    "browser_disconnected": "Run 'bp connect' first.",
+    "unknown_outcome": "Inspect the current tab state before deciding whether to retry.",
+}
+
+
+class BPError(Exception):
+    """A failure with a stable code. Everything that reaches a user is one of these."""
+
+    def __init__(self, code, message, *, retryable=None, context=None, remediation=None, hint=None):
+        if code not in _CODE_SET:
+            raise ValueError(f"unknown error code {code!r}")
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.retryable = RETRYABLE.get(code, False) if retryable is None else bool(retryable)
+        self.context = context
+        self.remediation = remediation
+        self.hint = hint
+
+    def envelope(self):
+        return failure(self.code, self.message, retryable=self.retryable, context=self.context,
+                       remediation=self.remediation, hint=self.hint)
+
+
+def remediation(code, *, action_required=True, message=None):
+    return {"code": code, "message": message or REMEDIATIONS[code], "actionRequired": action_required}
+
+
+def failure(code, message, *, retryable=None, context=None, remediation=None, hint=None):
+    """The public failure envelope (contract §2.2)."""
+    out = {
+        "ok": False,
+        "error": message,
+        "code": code,
+        "retryable": RETRYABLE.get(code, False) if retryable is None else bool(retryable),
+    }
+    hint = hint or HINTS.get(code)
+    if hint:
+        out["hint"] = hint
+    if context:
+        out["context"] = context
+    if remediation:
+        out["remediation"] = remediation
+    return out
+
+
+def invalid_argument(field, message, **context):
+    return BPError("invalid_argument", message, context={"field": field, **context})
+
+
+def unsafe_state(path, why):
+    return BPError("unsafe_state", f"Refusing {path}: {why}.", context={"path": str(path), "reason": why},
+                   remediation=remediation("fix_private_state"))
+
+
+def disconnected(message="Browser Pilot is not connected to a browser.", *, remediation_code="connect_browser",
+                 context=None, retryable=True):
+    return BPError("browser_disconnected", message, retryable=retryable, context=context,
+                   remediation=remediation(remediation_code))

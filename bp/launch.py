@@ -1,0 +1,145 @@
+"""`bp launch`: a private Chromium/Chrome with a Browser Pilot-owned profile under the home.
+
+The browser is started detached with --remote-debugging-port=0; Chrome writes the port it chose
+to DevToolsActivePort, which passive discovery reads. The pid + start time are recorded so that
+`bp launch --stop` can stop exactly this browser and nothing else.
+"""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+from bp import discovery, identity, paths
+from bp.errors import BPError, invalid_argument
+
+EXECUTABLE_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
+START_WAIT_S = 30.0
+STOP_WAIT_S = 10.0
+
+
+def find_executable():
+    explicit = os.environ.get("BROWSER_PILOT_CHROME")
+    if explicit:
+        if not os.path.isabs(explicit):
+            raise invalid_argument("BROWSER_PILOT_CHROME", "BROWSER_PILOT_CHROME must be an absolute path.")
+        if not (os.path.isfile(explicit) and os.access(explicit, os.X_OK)):
+            raise BPError("browser_not_found", f"BROWSER_PILOT_CHROME is not an executable file: {explicit}",
+                          context={"executable": explicit})
+        return explicit
+    for name in EXECUTABLE_NAMES:
+        found = shutil.which(name)
+        if found:
+            return found
+    raise BPError("browser_not_found", "No Chromium or Chrome executable was found on PATH.",
+                  context={"searched": list(EXECUTABLE_NAMES)},
+                  remediation={"code": "select_supported_browser", "actionRequired": True,
+                               "message": "Install Chromium (Debian: apt-get install chromium) or set BROWSER_PILOT_CHROME."})
+
+
+def _product(executable):
+    return "Chrome" if "chrome" in os.path.basename(executable).lower() and "chromium" not in executable.lower() else "Chromium"
+
+
+def has_display():
+    if sys.platform != "linux":
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def _record_path(home_dir):
+    return os.path.join(home_dir, paths.LAUNCHED_NAME)
+
+
+def _public(record, *, already_running):
+    cid = discovery.candidate_id("launched", record["userDataDir"])
+    return {"browser": {"id": cid, "product": record["product"], "executable": record["executable"],
+                        "userDataRoot": record["userDataDir"], "pid": record["pid"], "headless": record["headless"]},
+            "alreadyRunning": already_running}
+
+
+def launch(home_dir, headless, extra_args=()):
+    record = discovery.launched_record(home_dir)
+    if record and identity.is_alive(record.get("pid"), record.get("startTime")):
+        return _public(record, already_running=True)
+    executable = find_executable()
+    profile = os.path.join(home_dir, "launched-profile")
+    paths.ensure_private_dir(profile)
+    endpoint_file = os.path.join(profile, discovery.ENDPOINT_FILE)
+    try:
+        os.unlink(endpoint_file)  # stale from a previous run: only a fresh one proves readiness
+    except FileNotFoundError:
+        pass
+    args = [executable, f"--user-data-dir={profile}", "--remote-debugging-port=0",
+            "--no-first-run", "--no-default-browser-check", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--disable-default-apps"]
+    if headless:
+        args += ["--headless", "--disable-gpu"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        args.append("--no-sandbox")  # Chromium refuses to run as root with its sandbox
+    args += list(extra_args)
+    args.append("about:blank")
+    log_path = os.path.join(home_dir, "logs", "launched-browser.log")
+    paths.ensure_private_dir(os.path.dirname(log_path))
+    log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log_fd, stderr=log_fd,
+                                start_new_session=True, close_fds=True)
+    finally:
+        os.close(log_fd)
+    record = {"schemaVersion": 1, "pid": proc.pid, "startTime": identity.process_start_time(proc.pid),
+              "executable": executable, "product": _product(executable), "userDataDir": profile,
+              "headless": bool(headless), "launchedAt": int(time.time() * 1000)}
+    paths.replace_private_file(_record_path(home_dir), json.dumps(record, indent=1).encode())
+    deadline = time.monotonic() + START_WAIT_S
+    while time.monotonic() < deadline:
+        if isinstance(discovery.read_endpoint(profile), tuple):
+            return _public(record, already_running=False)
+        if proc.poll() is not None:
+            break
+        time.sleep(0.02)
+    code = proc.poll()
+    if code is None:
+        _stop_pid(proc.pid, record["startTime"])
+    paths.unlink_if_same(_record_path(home_dir), paths.file_identity(_record_path(home_dir)))
+    raise BPError("browser_not_found", "The browser did not start with remote debugging.",
+                  context={"executable": executable, "exitCode": code, "log": log_path},
+                  remediation={"code": "start_browser", "actionRequired": True,
+                               "message": f"See {log_path} for the browser's own output."})
+
+
+def stop(home_dir):
+    path = _record_path(home_dir)
+    ident = paths.file_identity(path)
+    record = discovery.launched_record(home_dir)
+    if not record:
+        return {"stopped": False, "reason": "not_launched"}
+    stopped = False
+    if identity.is_alive(record.get("pid"), record.get("startTime")):
+        stopped = _stop_pid(record["pid"], record.get("startTime"))
+    paths.unlink_if_same(path, ident)
+    return {"stopped": stopped, "pid": record.get("pid")}
+
+
+def _stop_pid(pid, start_time):
+    """SIGTERM, then SIGKILL after a grace period; only while pid + start time still match."""
+    for sig, wait in ((signal.SIGTERM, STOP_WAIT_S), (signal.SIGKILL, 5.0)):
+        if not identity.is_alive(pid, start_time):
+            return True
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            return True
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            try:
+                os.waitpid(pid, os.WNOHANG)  # reap if it is our child
+            except ChildProcessError:
+                pass
+            if not identity.is_alive(pid, start_time):
+                return True
+            time.sleep(0.02)
+    return not identity.is_alive(pid, start_time)

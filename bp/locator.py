@@ -1,0 +1,101 @@
+"""The broker locator and the startup lock: small private JSON claims on disk.
+
+Both are written complete-before-visible (rule 1) and reclaimed only when pid + process start
+time prove the owner dead, re-checking that the file is still the one judged stale (rule 2).
+"""
+
+import json
+import os
+import time
+import uuid
+
+from bp import identity, paths
+from bp.errors import BPError
+
+LOCATOR_SCHEMA = 1
+LOCK_SCHEMA = 1
+
+
+def _load(path):
+    """(record, file identity) or (None, None). Unreadable/unsafe files raise; a file that was
+    read but is not our JSON is corruption and reported as such."""
+    ident = paths.file_identity(path)
+    raw = paths.read_private_file(path)
+    if raw is None:
+        return None, None
+    try:
+        record = json.loads(raw)
+    except ValueError:
+        record = None
+    if not isinstance(record, dict) or not isinstance(record.get("pid"), int):
+        return {"corrupt": True}, ident
+    return record, ident
+
+
+# --- locator ---------------------------------------------------------------------------------
+
+def locator_path(home_dir):
+    return os.path.join(home_dir, paths.LOCATOR_NAME)
+
+
+def read_locator(home_dir):
+    return _load(locator_path(home_dir))
+
+
+def write_locator(home_dir, record):
+    paths.replace_private_file(locator_path(home_dir), json.dumps(record, indent=1).encode())
+
+
+def remove_locator_if_mine(home_dir, pid, start_time):
+    record, ident = read_locator(home_dir)
+    if record and record.get("pid") == pid and record.get("startTime") == start_time:
+        paths.unlink_if_same(locator_path(home_dir), ident)
+
+
+# --- startup lock ----------------------------------------------------------------------------
+
+class StartupLock:
+    """Held by the one CLI that checks for and starts the broker. Context manager."""
+
+    def __init__(self, home_dir, wait_s):
+        self.path = os.path.join(home_dir, paths.STARTUP_LOCK_NAME)
+        self.wait_s = wait_s
+        self.token = uuid.uuid4().hex
+        self.held = False
+
+    def __enter__(self):
+        me = identity.own_identity()
+        body = json.dumps({"schemaVersion": LOCK_SCHEMA, "pid": me["pid"], "startTime": me["startTime"],
+                           "token": self.token, "createdAt": int(time.time() * 1000)}).encode()
+        deadline = time.monotonic() + self.wait_s
+        while True:
+            if paths.create_private_file_exclusive(self.path, body):
+                self.held = True
+                return self
+            self._reclaim_if_dead()
+            if time.monotonic() >= deadline:
+                raise BPError("browser_disconnected", "Another Browser Pilot process is starting the service and did not finish in time.",
+                              context={"lock": self.path})
+            time.sleep(0.02)
+
+    def _reclaim_if_dead(self):
+        record, ident = _load(self.path)
+        if record is None:
+            return
+        if record.get("corrupt"):
+            # Our own writer never publishes a partial file; a corrupt lock is old debris only
+            # when it has sat there for a while.
+            st = os.lstat(self.path) if ident else None
+            if st and time.time() - st.st_mtime > 30:
+                paths.unlink_if_same(self.path, ident)
+            return
+        if not identity.is_alive(record["pid"], record.get("startTime")):
+            paths.unlink_if_same(self.path, ident)
+
+    def __exit__(self, *exc):
+        if self.held:
+            record, ident = _load(self.path)
+            if record and record.get("token") == self.token:
+                paths.unlink_if_same(self.path, ident)
+            self.held = False
+        return False

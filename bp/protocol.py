@@ -1,0 +1,71 @@
+"""The private CLI <-> broker message protocol: operation names, limits, identities.
+
+A request is one JSON object:
+    {"v": [major, minor], "op": "connect", "client": "<agent key>", "requestId": "..."?,
+     "commandId": "...", "timeoutMs": 60000, "args": {...}, "installation": {...}?}
+A reply is exactly the public result (`ok: true, ...`) or failure envelope (`ok: false, ...`).
+Stdlib only: the CLI builds requests on every call; the broker validates them with the
+marshmallow schemas in bp.schemas.
+"""
+
+import hashlib
+import json
+import re
+import uuid
+
+PROTOCOL = (1, 0)  # (major, minor) this package speaks
+PROTOCOL_MIN = (1, 0)  # oldest minor the broker still serves
+PROTOCOL_RANGE = {"min": {"major": PROTOCOL_MIN[0], "minor": PROTOCOL_MIN[1]},
+                  "max": {"major": PROTOCOL[0], "minor": PROTOCOL[1]}}
+
+MAX_REQUEST_BYTES = 1024 * 1024  # checked before parsing, on the broker
+MAX_REPLY_BYTES = 32 * 1024 * 1024  # checked before parsing, on the CLI
+
+DEFAULT_CLIENT_KEY = "browser-pilot-cli"
+CLIENT_KEY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{2,127}$")
+REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
+TIMEOUT_MIN_MS, TIMEOUT_MAX_MS, TIMEOUT_DEFAULT_MS = 1, 300_000, 60_000
+
+# How long a CLI waits for a broker that should answer at once before calling it unresponsive.
+HEALTH_WAIT_MS = 2_000
+# Extra CLI-side wait beyond the command's own deadline, for the reply to travel back.
+REPLY_MARGIN_MS = 3_000
+
+# Operation names. cli/commands/<family>.py sends them, broker/handlers/<family>.py serves them.
+OP_PING = "ping"
+OP_STATUS = "status"
+OP_BROWSERS = "browsers"
+OP_CONNECT = "connect"
+OP_DISCONNECT = "disconnect"
+
+OPERATIONS = (OP_PING, OP_STATUS, OP_BROWSERS, OP_CONNECT, OP_DISCONNECT)
+# Operations that may change the browser or broker state: a CLI-side timeout is unknown_outcome.
+MUTATING = frozenset({OP_CONNECT, OP_DISCONNECT})
+
+
+def canonical_json(value):
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def command_id(client, op, args, request_id=None):
+    """Deterministic from the intended call when a request id is given (so a retry from a new
+    process finds the same record), random otherwise. Never from anything per process."""
+    if request_id is None:
+        return "cmd-" + uuid.uuid4().hex
+    material = "\0".join((client, request_id, op, canonical_json(args))).encode()
+    return "cmd-" + hashlib.sha256(material).hexdigest()[:32]
+
+
+def encode_request(op, client, args, *, timeout_ms, request_id=None, command=None, installation=None):
+    request = {"v": list(PROTOCOL), "op": op, "client": client, "timeoutMs": timeout_ms, "args": args,
+               "commandId": command or command_id(client, op, args, request_id)}
+    if request_id is not None:
+        request["requestId"] = request_id
+    if installation is not None:
+        request["installation"] = installation
+    return request, json.dumps(request, separators=(",", ":")).encode()
+
+
+def compatible(version):
+    """Whether this package's broker can serve a request of protocol `version` (major, minor)."""
+    return version[0] == PROTOCOL[0] and PROTOCOL_MIN <= tuple(version) <= PROTOCOL

@@ -1,0 +1,117 @@
+"""marshmallow schemas for every CLI <-> broker message.
+
+The broker validates each request on arrival (after the size bound) and each reply before it
+leaves, so malformed data is refused at the boundary with `invalid_argument`. The CLI does not
+import this module (marshmallow costs ~90 ms); it trusts only size-bounded replies that pass
+`bp.envelope.check_reply`.
+"""
+
+from marshmallow import EXCLUDE, RAISE, Schema, ValidationError, fields, validate, validates_schema
+
+from bp import protocol
+from bp.errors import ERROR_CODES
+
+
+class RequestSchema(Schema):
+    class Meta:
+        unknown = RAISE
+
+    v = fields.List(fields.Integer(strict=True), required=True, validate=validate.Length(equal=2))
+    op = fields.String(required=True, validate=validate.Length(min=1, max=64))
+    client = fields.String(required=True, validate=validate.Regexp(protocol.CLIENT_KEY_RE))
+    requestId = fields.String(validate=validate.Regexp(protocol.REQUEST_ID_RE))
+    commandId = fields.String(required=True, validate=validate.Regexp(r"^cmd-[A-Za-z0-9]{8,64}$"))
+    timeoutMs = fields.Integer(required=True, strict=True,
+                               validate=validate.Range(protocol.TIMEOUT_MIN_MS, protocol.TIMEOUT_MAX_MS))
+    args = fields.Dict(keys=fields.String(), required=True)
+    installation = fields.Dict(keys=fields.String())
+
+
+class BrowserFilterArgs(Schema):
+    class Meta:
+        unknown = RAISE
+
+    browser = fields.String(validate=validate.Length(min=1, max=256), allow_none=True)
+
+
+class EmptyArgs(Schema):
+    class Meta:
+        unknown = RAISE
+
+
+class BrokerIdentitySchema(Schema):
+    class Meta:
+        unknown = RAISE
+
+    pid = fields.Integer(required=True, strict=True, validate=validate.Range(min=1))
+    startTime = fields.Float(required=True, allow_none=True)
+
+
+class DisconnectArgs(Schema):
+    class Meta:
+        unknown = RAISE
+
+    expectBroker = fields.Nested(BrokerIdentitySchema, allow_none=True)
+
+
+class InstallationSchema(Schema):
+    class Meta:
+        unknown = EXCLUDE
+
+    version = fields.String(required=True, validate=validate.Length(max=64))
+    path = fields.String(required=True, validate=validate.Length(max=4096))
+    identity = fields.String(required=True, validate=validate.Length(max=128))
+
+
+class RemediationSchema(Schema):
+    code = fields.String(required=True)
+    message = fields.String(required=True)
+    actionRequired = fields.Boolean(required=True)
+
+
+class ReplySchema(Schema):
+    """Every reply: a success with any fields, or a failure envelope with a known code."""
+
+    class Meta:
+        unknown = EXCLUDE  # success results carry command-specific fields
+
+    ok = fields.Boolean(required=True, truthy={True}, falsy={False})
+    code = fields.String(validate=validate.OneOf(ERROR_CODES))
+    error = fields.String()
+    retryable = fields.Boolean(truthy={True}, falsy={False})
+    hint = fields.String()
+    context = fields.Dict(keys=fields.String())
+    remediation = fields.Nested(RemediationSchema)
+
+    @validates_schema
+    def _failure_has_envelope(self, data, **_):
+        if data.get("ok") is False:
+            missing = [name for name in ("code", "error", "retryable") if name not in data]
+            if missing:
+                raise ValidationError(f"failure envelope lacks {missing}")
+
+
+ARGS_SCHEMAS = {
+    protocol.OP_PING: EmptyArgs(),
+    protocol.OP_STATUS: EmptyArgs(),
+    protocol.OP_BROWSERS: BrowserFilterArgs(),
+    protocol.OP_CONNECT: BrowserFilterArgs(),
+    protocol.OP_DISCONNECT: DisconnectArgs(),
+}
+
+REQUEST = RequestSchema()
+REPLY = ReplySchema()
+INSTALLATION = InstallationSchema()
+
+
+def first_error(messages, prefix=""):
+    """(field, message) of the first marshmallow error, for a stable `context.field`."""
+    if isinstance(messages, dict):
+        for key, value in messages.items():
+            field, text = first_error(value, f"{prefix}{key}." if not isinstance(key, int) else prefix)
+            return field, text
+    if isinstance(messages, list) and messages:
+        if isinstance(messages[0], str):
+            return prefix.rstrip(".") or "request", messages[0]
+        return first_error(messages[0], prefix)
+    return prefix.rstrip(".") or "request", str(messages)

@@ -1,0 +1,108 @@
+"""Setup family: ping, status, browsers, connect, disconnect (cli/commands/setup.py)."""
+
+import logging
+import time
+
+import psutil
+
+import bp
+from bp import discovery, protocol
+from bp.errors import BPError
+from broker.registry import handler
+
+log = logging.getLogger("broker.setup")
+
+_process_cache = {}
+
+
+@handler(protocol.OP_PING, inline=True)
+def ping(broker, request):
+    return {"service": {"state": "running", "version": bp.__version__, "pid": broker.process["pid"],
+                        "protocol": protocol.PROTOCOL_RANGE}}
+
+
+def _process_row(role, pid):
+    proc = _process_cache.get(pid)
+    try:
+        if proc is None:
+            proc = _process_cache[pid] = psutil.Process(pid)
+            proc.cpu_percent(None)  # first call primes the CPU counter
+        with proc.oneshot():
+            started = proc.create_time()
+            return {"role": role, "pid": pid, "startTime": round(started, 2),
+                    "uptimeMs": int((time.time() - started) * 1000), "rssBytes": proc.memory_info().rss,
+                    "cpuPercent": proc.cpu_percent(None)}
+    except psutil.Error:
+        _process_cache.pop(pid, None)
+        return {"role": role, "pid": pid, "state": "gone"}
+
+
+@handler(protocol.OP_STATUS)
+def status(broker, request):
+    """Passive: never opens a connection, never creates Agent state."""
+    processes = [_process_row("broker", broker.process["pid"])]
+    conn = broker.browser.connection
+    if conn is not None and conn.process is not None and conn.process.poll() is None:
+        processes.append(_process_row("janitor", conn.process.pid))
+    agent = broker.agents.get(request.client)
+    result = {
+        "service": {"state": "running", "version": bp.__version__, "pid": broker.process["pid"],
+                    "startedAt": int(broker.started_at * 1000), "uptimeMs": int((time.time() - broker.started_at) * 1000),
+                    "protocol": protocol.PROTOCOL_RANGE, "agents": len(broker.agents)},
+        "processes": processes,
+        "browser": broker.browser.summary(),
+        "session": agent.summary(broker.browser.generation) if agent else {"state": "none"},
+        "commands": {"active": [], "uncertain": []},
+    }
+    if broker.browser.ready:
+        result["recovery"] = {"required": False}
+    else:
+        candidates = broker.browser.candidates()
+        result["browsers"] = [c for c, _ in candidates]
+        result["recovery"] = discovery.recovery(candidates)
+    return result
+
+
+@handler(protocol.OP_BROWSERS)
+def browsers(broker, request):
+    found = broker.browser.candidates(request.args.get("browser"))
+    conn = broker.browser.connection
+    bound = conn.candidate["id"] if conn is not None else None
+    found.sort(key=lambda item: item[0]["id"] != bound)  # the bound browser first
+    return {"browsers": [c for c, _ in found]}
+
+
+@handler(protocol.OP_CONNECT)
+def connect(broker, request):
+    agent = broker.agents.touch(request.client)
+    conn = broker.browser.connect(request.args.get("browser"), wait_s=max(0.05, request.remaining() - 0.25))
+    live = [t for t, g in agent.managed_targets.items() if g == conn.generation]
+    if not live:
+        # The Agent's managed tab, in the Pilot window, opened in the background.
+        created = conn.janitor_call("create", {"url": "about:blank"}, timeout_s=max(1.0, request.remaining()))
+        agent.managed_targets[created["targetId"]] = conn.generation
+    return {"browser": conn.candidate["product"], "browserId": conn.candidate["id"],
+            "browserVersion": conn.product, "connectionGeneration": conn.generation,
+            "profileSelectionRequired": False}
+
+
+@handler(protocol.OP_DISCONNECT)
+def disconnect(broker, request):
+    """Release this Agent; stop the whole broker only for the same installation when no other
+    Agent is active (compare-and-stop on the broker's process identity)."""
+    agent = broker.agents.remove(request.client)
+    closed = broker.release_agent_tabs(agent) if agent else 0
+    result = {"released": agent is not None, "closedTabs": closed, "brokerStopped": False}
+    others = broker.agents.active_keys()
+    expect = request.args.get("expectBroker")
+    if others:
+        result["reason"] = "other_agents_active"
+    elif not request.installation or request.installation["identity"] != broker.installation["identity"]:
+        result["reason"] = "other_installation"
+    elif expect and (expect["pid"] != broker.process["pid"] or expect["startTime"] != broker.process["startTime"]):
+        result["reason"] = "broker_identity_changed"
+    else:
+        result["brokerStopped"] = True
+        request.after_reply.append(broker.stopping.set)
+        log.info("stopping on disconnect from the installation that started it")
+    return result

@@ -1,0 +1,253 @@
+"""The broker daemon: one ROUTER front socket, a registry of handlers, and in-memory state.
+
+The front loop (`serve`) reads a request, bounds and validates it, and either answers at once
+(inline handlers) or hands it to a request thread; request threads send their replies back to
+the loop over inproc, and the loop alone writes to the ROUTER socket. Every exception becomes a
+structured failure: a CLI never sees a traceback, the log does.
+"""
+
+import fcntl
+import json
+import logging
+import os
+import signal
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import zmq
+from marshmallow import ValidationError
+
+import bp
+from bp import identity, locator, paths, protocol, schemas
+from bp.errors import BPError, failure, invalid_argument
+from broker import handlers  # noqa: F401  (registers the handlers)
+from broker.agents import Agents
+from broker.browser import Browser
+from broker.registry import HANDLERS, Request
+
+log = logging.getLogger("broker")
+
+POLL_MS = 200
+SWEEP_INTERVAL_S = 1.0
+REQUEST_THREADS = 16
+OWNER_LOCK_NAME = "broker.lock"
+
+
+class Broker:
+    def __init__(self, home_dir, run_dir):
+        self.home_dir = home_dir
+        self.run_dir = run_dir
+        self.ctx = zmq.Context()
+        self.started_at = time.time()
+        self.process = identity.own_identity()
+        self.installation = identity.installation_identity()
+        self.endpoint = paths.socket_path(home_dir)
+        self.agents = Agents()
+        self.browser = Browser(self.ctx, home_dir, run_dir)
+        self.stopping = threading.Event()
+        self._replies_address = "inproc://replies"
+        self._local = threading.local()
+        self._pool = ThreadPoolExecutor(max_workers=REQUEST_THREADS, thread_name_prefix="request")
+        self._owner_lock_fd = None
+
+    # --- start / stop ---------------------------------------------------------------------------
+
+    def claim_ownership(self):
+        """Hold an exclusive lock for the broker's whole life. The kernel releases it however
+        the broker dies, so a second broker can never unlink a live broker's socket."""
+        path = os.path.join(self.home_dir, OWNER_LOCK_NAME)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        deadline = time.monotonic() + 2.0
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    os.close(fd)
+                    return False
+                time.sleep(0.01)  # a CLI's passive probe holds a shared lock for microseconds
+        self._owner_lock_fd = fd
+        return True
+
+    def publish(self, front):
+        try:
+            os.unlink(self.endpoint)  # we own the lock: any socket file here is a dead broker's
+        except FileNotFoundError:
+            pass
+        front.bind(f"ipc://{self.endpoint}")
+        os.chmod(self.endpoint, 0o600)
+        locator.write_locator(self.home_dir, {
+            "schemaVersion": locator.LOCATOR_SCHEMA, "pid": self.process["pid"], "startTime": self.process["startTime"],
+            "startedAt": int(self.started_at * 1000), "endpoint": self.endpoint, "transport": "zmq-ipc",
+            "serviceVersion": bp.__version__, "installation": self.installation, "protocol": protocol.PROTOCOL_RANGE,
+        })
+
+    def unpublish(self):
+        locator.remove_locator_if_mine(self.home_dir, self.process["pid"], self.process["startTime"])
+        try:
+            os.unlink(self.endpoint)
+        except FileNotFoundError:
+            pass
+
+    # --- the front loop -------------------------------------------------------------------------
+
+    def serve(self):
+        front = self.ctx.socket(zmq.ROUTER)
+        front.setsockopt(zmq.LINGER, 500)
+        replies = self.ctx.socket(zmq.PULL)
+        replies.bind(self._replies_address)
+        self.publish(front)
+        log.info("broker %s serving on %s", bp.__version__, self.endpoint)
+        poller = zmq.Poller()
+        poller.register(front, zmq.POLLIN)
+        poller.register(replies, zmq.POLLIN)
+        next_sweep = time.monotonic() + SWEEP_INTERVAL_S
+        try:
+            while not self.stopping.is_set():
+                ready = dict(poller.poll(POLL_MS))
+                if front in ready:
+                    frames = front.recv_multipart()
+                    self.dispatch(front, frames)
+                while replies.poll(0):
+                    front.send_multipart(replies.recv_multipart())
+                if time.monotonic() >= next_sweep:
+                    next_sweep = time.monotonic() + SWEEP_INTERVAL_S
+                    self.sweep()
+            # Let replies already computed (e.g. the disconnect that asked us to stop) go out.
+            deadline = time.monotonic() + 1.0
+            while time.monotonic() < deadline and replies.poll(50):
+                front.send_multipart(replies.recv_multipart())
+        finally:
+            log.info("broker stopping")
+            self.unpublish()
+            self.browser.close()  # EOF to the janitor: it closes the managed tabs
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            front.close(linger=500)
+            replies.close(linger=0)
+            self.ctx.destroy(linger=0)
+
+    def dispatch(self, front, frames):
+        if len(frames) < 3 or frames[-2] != b"":
+            return  # not a REQ envelope: nobody to answer
+        route, payload = frames[:-1], frames[-1]
+        try:
+            request = self.parse(payload)
+            entry = HANDLERS[request.op]
+        except BPError as exc:
+            front.send_multipart(route + [self.encode(exc.envelope())])
+            return
+        if entry.inline:
+            front.send_multipart(route + [self.encode(self.run(entry.fn, request))])
+            for callback in request.after_reply:
+                callback()
+        else:
+            self._pool.submit(self._run_threaded, route, entry.fn, request)
+
+    def _run_threaded(self, route, fn, request):
+        reply = self.encode(self.run(fn, request))
+        push = getattr(self._local, "push", None)
+        if push is None:
+            push = self._local.push = self.ctx.socket(zmq.PUSH)
+            push.connect(self._replies_address)
+        push.send_multipart(route + [reply])
+        for callback in request.after_reply:
+            callback()
+
+    def parse(self, payload):
+        if len(payload) > protocol.MAX_REQUEST_BYTES:
+            raise BPError("invalid_argument", f"Request larger than {protocol.MAX_REQUEST_BYTES} bytes.",
+                          context={"field": "request", "maxBytes": protocol.MAX_REQUEST_BYTES})
+        try:
+            data = json.loads(payload)
+        except ValueError:
+            raise invalid_argument("request", "The request is not valid JSON.") from None
+        if not isinstance(data, dict):
+            raise invalid_argument("request", "The request must be a JSON object.")
+        version = data.get("v")
+        if isinstance(version, list) and len(version) == 2 and all(isinstance(x, int) for x in version) \
+                and not protocol.compatible(version):
+            raise BPError("protocol_incompatible", "The running Browser Pilot service speaks another protocol version.",
+                          context={"requestedProtocol": version, "protocol": protocol.PROTOCOL_RANGE,
+                                   "serviceVersion": bp.__version__},
+                          remediation={"code": "stop_incompatible_broker_or_isolate", "actionRequired": True,
+                                       "message": "Stop the running service with its own 'bp disconnect', or set BROWSER_PILOT_HOME to isolate this installation."})
+        try:
+            data = schemas.REQUEST.load(data)
+            if data["op"] not in HANDLERS:
+                raise invalid_argument("op", f"Unknown operation {data['op'][:64]!r}.")
+            data["args"] = schemas.ARGS_SCHEMAS[data["op"]].load(data["args"])
+            if "installation" in data:
+                data["installation"] = schemas.INSTALLATION.load(data["installation"])
+        except ValidationError as exc:
+            field, message = schemas.first_error(exc.messages)
+            raise invalid_argument(field, f"Invalid request: {field}: {message}") from None
+        return Request(op=data["op"], client=data["client"], args=data["args"], timeout_ms=data["timeoutMs"],
+                       command_id=data["commandId"], request_id=data.get("requestId"),
+                       installation=data.get("installation"))
+
+    def run(self, fn, request):
+        try:
+            result = fn(self, request)
+            return {"ok": True, **result}
+        except BPError as exc:
+            return exc.envelope()
+        except Exception:
+            log.exception("handler %s failed", request.op)
+            return failure("internal_error", "The Browser Pilot service failed on this request; see its log.")
+
+    @staticmethod
+    def encode(reply):
+        errors = schemas.REPLY.validate(reply)
+        if errors:
+            log.error("refusing to send a malformed reply: %s", errors)
+            reply = failure("internal_error", "The service produced a malformed reply.")
+        return json.dumps(reply, separators=(",", ":"), ensure_ascii=False).encode()
+
+    # --- housekeeping ----------------------------------------------------------------------------
+
+    def sweep(self):
+        for agent in self.agents.expired():
+            log.info("lease of an agent expired; releasing its state")
+            self._pool.submit(self.release_agent_tabs, agent)
+
+    def release_agent_tabs(self, agent):
+        """Close the managed tabs an Agent opened in the current generation. Never user tabs:
+        only targets created for this Agent are in the list."""
+        conn = self.browser.connection
+        if conn is None or not conn.alive:
+            return 0
+        closed = 0
+        for target_id, generation in list(agent.managed_targets.items()):
+            if generation != conn.generation:
+                continue
+            try:
+                conn.cdp("Target.closeTarget", {"targetId": target_id}, timeout_s=5.0)
+                closed += 1
+            except BPError:
+                pass  # already gone, or the browser went away: nothing left to close
+        agent.managed_targets.clear()
+        return closed
+
+
+def main():
+    os.umask(0o077)
+    home_dir, run_dir = paths.ensure_home()
+    from bp.logs import setup_broker_logging
+
+    setup_broker_logging(home_dir)
+    broker = Broker(home_dir, run_dir)
+    if not broker.claim_ownership():
+        log.error("another broker holds the owner lock; exiting")
+        return 3
+    signal.signal(signal.SIGTERM, lambda *_: broker.stopping.set())
+    signal.signal(signal.SIGINT, lambda *_: broker.stopping.set())
+    try:
+        broker.serve()
+    except Exception:
+        log.exception("broker crashed")
+        return 1
+    finally:
+        logging.shutdown()
+    return 0

@@ -1,0 +1,157 @@
+"""The `bp` / `browser-pilot` click application.
+
+Global options are declared once here and reach commands through the context object. Command
+modules load lazily: `bp status` imports the setup family only, never the others.
+"""
+
+import sys
+
+import click
+
+import bp
+from bp import protocol
+
+# command name -> (module, attribute). One module per command family.
+COMMANDS = {
+    "status": ("cli.commands.setup", "status"),
+    "browsers": ("cli.commands.setup", "browsers"),
+    "connect": ("cli.commands.setup", "connect"),
+    "disconnect": ("cli.commands.setup", "disconnect"),
+    "launch": ("cli.commands.setup", "launch"),
+}
+
+
+class Settings:
+    """What the global options resolved to, for every command."""
+
+    def __init__(self, client_key, request_id, timeout_ms):
+        self.client_key = client_key
+        self.request_id = request_id
+        self.timeout_ms = timeout_ms
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx):
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx, name):
+        if name not in COMMANDS:
+            return None
+        module_name, attr = COMMANDS[name]
+        module = __import__(module_name, fromlist=[attr])
+        return getattr(module, attr)
+
+
+def _check(pattern, field, label):
+    def validate(ctx, param, value):
+        if value is not None and not pattern.match(value):
+            raise click.BadParameter(f"{label} must match {pattern.pattern}", param=param)
+        return value
+
+    return validate
+
+
+def _timeout(ctx, param, value):
+    if value is None:
+        return protocol.TIMEOUT_DEFAULT_MS
+    try:
+        number = int(value, 10)
+    except ValueError:
+        number = None
+    if number is None or not protocol.TIMEOUT_MIN_MS <= number <= protocol.TIMEOUT_MAX_MS:
+        raise click.BadParameter(f"must be an integer from {protocol.TIMEOUT_MIN_MS} to {protocol.TIMEOUT_MAX_MS} (ms)",
+                                 param=param)
+    return number
+
+
+def _output_mode(ctx, param, value):
+    if value is not None:
+        from cli.output import Mode
+
+        Mode.forced = value
+    return value
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(bp.__version__, "-V", "--version", prog_name="bp", message="%(version)s")
+@click.option("--json", "output", flag_value="json", default=None, is_eager=True, expose_value=False,
+              callback=_output_mode, help="Print JSON even on a terminal.")
+@click.option("--human", "output", flag_value="human", is_eager=True, expose_value=False,
+              callback=_output_mode, help="Print readable text even when piped.")
+@click.option("--client-key", envvar="BROWSER_PILOT_CLIENT_KEY", default=protocol.DEFAULT_CLIENT_KEY,
+              show_default=True, metavar="KEY",
+              callback=_check(protocol.CLIENT_KEY_RE, "clientKey", "client key"),
+              help="This Agent's namespace: one stable key per Agent (env BROWSER_PILOT_CLIENT_KEY).")
+@click.option("--request-id", envvar="BROWSER_PILOT_REQUEST_ID", default=None, metavar="ID",
+              callback=_check(protocol.REQUEST_ID_RE, "requestId", "request id"),
+              help="Stable identity of one intended call, for safe recovery (env BROWSER_PILOT_REQUEST_ID).")
+@click.option("--timeout", "timeout_ms", default=None, metavar="MS", callback=_timeout,
+              help="Deadline of this command in milliseconds (1-300000, default 60000).")
+@click.pass_context
+def cli(ctx, client_key, request_id, timeout_ms):
+    """Browser Pilot: drive your real Chrome from the shell, safely beside you and other Agents.
+
+    \b
+    Start:  bp launch --headless && bp connect --browser launched
+    Check:  bp status
+    Done:   bp disconnect
+    """
+    ctx.obj = Settings(client_key, request_id, timeout_ms)
+
+
+# click parameter names -> the contract's camelCase `context.field`
+_FIELD_NAMES = {"client_key": "clientKey", "request_id": "requestId", "timeout_ms": "timeout"}
+
+
+def _field_for(exc):
+    param = getattr(exc, "param", None)
+    if param is not None and param.name:
+        return _FIELD_NAMES.get(param.name, param.name)
+    if isinstance(exc, click.NoSuchOption):
+        return exc.option_name.lstrip("-").replace("-", "_") or "option"
+    if "No such command" in exc.format_message():
+        return "command"
+    return "arguments"
+
+
+def _parser_code(exc):
+    if isinstance(exc, click.NoSuchOption):
+        return "unknown_option"
+    if isinstance(exc, click.MissingParameter):
+        return "missing_argument"
+    if isinstance(exc, click.BadParameter):
+        return "invalid_value"
+    if "No such command" in exc.format_message():
+        return "unknown_command"
+    return "usage"
+
+
+def main(argv=None):
+    from cli.output import finish
+
+    try:
+        cli.main(args=argv, prog_name="bp", standalone_mode=False)
+    except click.UsageError as exc:
+        from bp.errors import failure
+
+        finish(failure("invalid_argument", exc.format_message(),
+                       context={"field": _field_for(exc), "parserCode": _parser_code(exc)}))
+    except click.exceptions.Exit as exc:
+        sys.stdout.flush()
+        sys.exit(exc.exit_code)
+    except click.Abort:
+        from bp.errors import failure
+
+        finish(failure("command_cancelled", "Interrupted."), exit_code=130)
+    except click.ClickException as exc:
+        from bp.errors import failure
+
+        finish(failure("invalid_argument", exc.format_message(), context={"field": "arguments"}))
+    except Exception as exc:  # the last line of defence: a code, never a traceback
+        from bp.errors import BPError, failure
+
+        if isinstance(exc, BPError):
+            finish(exc.envelope(), exit_code=getattr(exc, "exit_code", None))
+        finish(failure("internal_error", f"Unexpected failure: {type(exc).__name__}"))
+    sys.stdout.flush()
+    sys.exit(0)  # --help and friends

@@ -1,0 +1,276 @@
+"""The janitor's relay loop: broker pipe <-> Chrome's browser WebSocket, plus crash cleanup.
+
+One function you can read top to bottom (`serve`). A reader thread turns WebSocket frames into
+messages on an inproc socket so the main loop can poll three things at once: the broker pipe,
+the WebSocket inbox and stdin. Stdin is the broker's liveness: it never writes to it, so the only
+thing we ever read there is EOF, which arrives within milliseconds of the broker's death however
+it died (exit, crash, SIGKILL). A stopped (SIGSTOP) broker is not dead: the janitor keeps its
+tabs and waits, because the broker may be resumed and still owns its Agents' state.
+"""
+
+import argparse
+import json
+import os
+import select
+import socket
+import sys
+import threading
+import time
+
+import websocket
+import zmq
+
+from bp import janitor_pipe as jp
+from janitor.ownership import Ownership
+
+POLL_MS = 200
+CLEANUP_BUDGET_S = 3.0
+CLOSE_BATCH = 32
+
+
+class Janitor:
+    def __init__(self, pipe_address, ws_url, handshake_timeout_s):
+        self.ctx = zmq.Context()
+        self.pipe = self.ctx.socket(zmq.PAIR)
+        self.pipe.setsockopt(zmq.LINGER, 1000)
+        self.pipe.connect(pipe_address)
+        self.ws_url = ws_url
+        self.handshake_timeout_s = handshake_timeout_s
+        self.ws = None
+        self.owned = Ownership()
+        self.next_id = jp.JANITOR_ID_BASE
+        self.pending = {}  # our CDP id -> callback(reply dict)
+        self.pilot_window_made = False
+
+    # --- talking to the broker ---------------------------------------------------------------
+
+    def send(self, kind, payload):
+        if not isinstance(payload, bytes):
+            payload = json.dumps(payload, separators=(",", ":")).encode()
+        self.pipe.send_multipart([kind, payload])
+
+    def log(self, level, message):
+        self.send(jp.LOG, {"level": level, "message": message[:2000]})
+
+    # --- talking to Chrome -------------------------------------------------------------------
+
+    def connect_browser(self):
+        """Open the WebSocket; returns None or a failure reason for the broker."""
+        try:
+            self.ws = websocket.create_connection(
+                self.ws_url, timeout=self.handshake_timeout_s, suppress_origin=True,
+                skip_utf8_validation=True, enable_multithread=True)
+        except ConnectionRefusedError as exc:
+            return {"reason": "refused", "message": str(exc)[:300]}
+        except (socket.timeout, websocket.WebSocketTimeoutException, TimeoutError):
+            return {"reason": "timeout", "message": "The browser did not complete the WebSocket handshake in time."}
+        except websocket.WebSocketBadStatusException as exc:
+            return {"reason": "rejected", "message": f"The browser refused the WebSocket (HTTP {exc.status_code})."}
+        except (OSError, websocket.WebSocketException) as exc:
+            return {"reason": "error", "message": f"{type(exc).__name__}: {str(exc)[:300]}"}
+        self.ws.settimeout(None)
+        return None
+
+    def cdp(self, method, params=None, callback=None, session_id=None):
+        call_id = self.next_id
+        self.next_id += 1
+        message = {"id": call_id, "method": method, "params": params or {}}
+        if session_id:
+            message["sessionId"] = session_id
+        self.pending[call_id] = callback or (lambda reply: None)
+        self.ws.send(json.dumps(message, separators=(",", ":")))
+        return call_id
+
+    def read_websocket(self, ctx):
+        """Reader thread: every frame from Chrome goes to the main loop over inproc."""
+        out = ctx.socket(zmq.PUSH)
+        out.connect("inproc://websocket")
+        try:
+            while True:
+                opcode, data = self.ws.recv_data()
+                if opcode == websocket.ABNF.OPCODE_CLOSE:
+                    raise websocket.WebSocketConnectionClosedException("closed by the browser")
+                if opcode in (websocket.ABNF.OPCODE_TEXT, websocket.ABNF.OPCODE_BINARY):
+                    out.send_multipart([b"frame", data])
+        except Exception as exc:  # any end of the socket ends the session
+            out.send_multipart([b"closed", f"{type(exc).__name__}: {exc}"[:300].encode()])
+        finally:
+            out.close(linger=1000)
+
+    # --- frames from Chrome ------------------------------------------------------------------
+
+    def on_frame(self, raw):
+        call_id = jp.peek_id(raw)
+        if call_id is not None and call_id >= jp.JANITOR_ID_BASE:
+            callback = self.pending.pop(call_id, None)
+            if callback:
+                callback(json.loads(raw))
+            return
+        method = jp.peek_method(raw)
+        if method in ("Target.targetCreated", "Target.targetDestroyed") and b'"sessionId"' not in raw[-200:]:
+            self.track(method, json.loads(raw).get("params") or {})
+        self.send(jp.CDP, raw)
+
+    def track(self, method, params):
+        if method == "Target.targetCreated":
+            info = params.get("targetInfo") or {}
+            target_id, opener = info.get("targetId"), info.get("openerId")
+            if opener and self.owned.adopt_popup(target_id, opener):
+                self.send(jp.OWNED, {"targetId": target_id, "openerId": opener})
+        else:
+            self.owned.forget(params.get("targetId"))
+
+    # --- messages from the broker ------------------------------------------------------------
+
+    def on_broker(self, frames):
+        if len(frames) != 2:
+            self.send(jp.RESULT, {"id": None, "error": {"code": "janitor_error", "message": "expected two frames"}})
+            return
+        kind, payload = frames
+        if kind == jp.CDP:
+            if len(payload) > jp.MAX_BROKER_MESSAGE_BYTES or jp.peek_id(payload) is None \
+                    or jp.peek_id(payload) >= jp.JANITOR_ID_BASE:
+                self.send(jp.RESULT, {"id": jp.peek_id(payload), "error": {
+                    "code": "janitor_error", "message": "refused a malformed or oversized CDP message"}})
+                return
+            self.ws.send(payload)
+        elif kind == jp.CALL:
+            self.on_call(payload)
+        else:
+            self.send(jp.RESULT, {"id": None, "error": {"code": "janitor_error", "message": "unknown message kind"}})
+
+    def on_call(self, payload):
+        call = None
+        if len(payload) <= jp.MAX_CALL_BYTES:
+            try:
+                call = json.loads(payload)
+            except ValueError:
+                pass
+        if not isinstance(call, dict) or not isinstance(call.get("id"), int) \
+                or call.get("method") not in jp.JANITOR_METHODS or not isinstance(call.get("params", {}), dict):
+            call_id = call.get("id") if isinstance(call, dict) and isinstance(call.get("id"), int) else None
+            self.send(jp.RESULT, {"id": call_id, "error": {"code": "janitor_error", "message": "malformed janitor call"}})
+            return
+        call_id, params = call["id"], call.get("params", {})
+        if call["method"] == "status":
+            self.send(jp.RESULT, {"id": call_id, "result": {"owned": len(self.owned), "pid": os.getpid()}})
+        elif call["method"] == "create":
+            self.create_managed(call_id, params)
+
+    def create_managed(self, call_id, params):
+        url = params.get("url", "about:blank")
+        if not isinstance(url, str) or len(url) > 8192:
+            self.send(jp.RESULT, {"id": call_id, "error": {"code": "janitor_error", "message": "bad url"}})
+            return
+        # Background, never focus-stealing: no activateTarget / bringToFront. The first managed
+        # tab opens the Pilot window, so Browser Pilot's tabs do not land among the user's.
+        create = {"url": url, "background": True}
+        if not self.pilot_window_made:
+            create["newWindow"] = True
+        if isinstance(params.get("browserContextId"), str):
+            create["browserContextId"] = params["browserContextId"]
+
+        def done(reply):
+            if "error" in reply:
+                self.send(jp.RESULT, {"id": call_id, "error": {"code": "cdp_error",
+                                                                "message": str(reply["error"].get("message"))[:300]}})
+                return
+            target_id = reply["result"]["targetId"]
+            if not self.owned.add_created(target_id):
+                self.cdp("Target.closeTarget", {"targetId": target_id})  # over capacity: never leak it
+                self.send(jp.RESULT, {"id": call_id, "error": {"code": "capacity", "message": "too many managed targets"}})
+                return
+            self.pilot_window_made = True
+            self.send(jp.RESULT, {"id": call_id, "result": {"targetId": target_id}})
+
+        self.cdp("Target.createTarget", create, done)
+
+    # --- cleanup -----------------------------------------------------------------------------
+
+    def close_owned(self, inbox):
+        """Close every owned target, deepest descendants first, within a bounded time."""
+        deadline = time.monotonic() + CLEANUP_BUDGET_S
+        for level in self.owned.close_order():
+            for start in range(0, len(level), CLOSE_BATCH):
+                batch = level[start:start + CLOSE_BATCH]
+                waiting = set()
+                for target_id in batch:
+                    waiting.add(self.cdp("Target.closeTarget", {"targetId": target_id}))
+                while waiting and time.monotonic() < deadline:
+                    if not inbox.poll(50):
+                        continue
+                    kind, data = inbox.recv_multipart()
+                    if kind == b"closed":
+                        return
+                    call_id = jp.peek_id(data)
+                    if call_id in waiting:
+                        waiting.discard(call_id)
+                        self.pending.pop(call_id, None)
+                if time.monotonic() >= deadline:
+                    return
+
+
+def serve(janitor):
+    """Handshake, then relay until the broker's EOF or the browser's end."""
+    failure = janitor.connect_browser()
+    if failure:
+        janitor.send(jp.FAILED, failure)
+        return 2
+    inbox = janitor.ctx.socket(zmq.PULL)
+    inbox.bind("inproc://websocket")
+    reader = threading.Thread(target=janitor.read_websocket, args=(janitor.ctx,), name="websocket-reader", daemon=True)
+    reader.start()
+
+    version = {}
+    janitor.cdp("Browser.getVersion", {}, lambda reply: version.update(reply.get("result") or {}))
+    janitor.cdp("Target.setDiscoverTargets", {"discover": True},
+                lambda reply: janitor.send(jp.READY, {"product": version.get("product"),
+                                                      "protocolVersion": version.get("protocolVersion")}))
+    poller = zmq.Poller()
+    poller.register(janitor.pipe, zmq.POLLIN)
+    poller.register(inbox, zmq.POLLIN)
+    poller.register(sys.stdin.fileno(), zmq.POLLIN)
+    while True:
+        ready = dict(poller.poll(POLL_MS))
+        if sys.stdin.fileno() in ready and not os.read(sys.stdin.fileno(), 4096):
+            # The broker is gone (EOF): close what Browser Pilot opened, then leave.
+            janitor.close_owned(inbox)
+            return 0
+        if inbox in ready:
+            kind, data = inbox.recv_multipart()
+            if kind == b"closed":
+                janitor.send(jp.CLOSED, {"reason": data.decode("utf-8", "replace")})
+                return 1
+            try:
+                janitor.on_frame(data)
+            except (ValueError, KeyError, TypeError) as exc:
+                janitor.log("warning", f"unreadable browser frame: {type(exc).__name__}")
+        if janitor.pipe in ready:
+            try:
+                janitor.on_broker(janitor.pipe.recv_multipart())
+            except (websocket.WebSocketException, OSError) as exc:
+                janitor.send(jp.CLOSED, {"reason": f"send failed: {type(exc).__name__}"})
+                return 1
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(prog="python -m janitor", description="Browser Pilot private process.")
+    parser.add_argument("--pipe", required=True)
+    parser.add_argument("--ws", required=True)
+    parser.add_argument("--handshake-timeout", type=float, default=8.0)
+    args = parser.parse_args(argv)
+    janitor = Janitor(args.pipe, args.ws, args.handshake_timeout)
+    # A broker that dies during the handshake is noticed right after it (bounded by the
+    # handshake timeout): the first poll sees stdin's EOF, and nothing is owned yet.
+    code = 2
+    try:
+        code = serve(janitor)
+    finally:
+        if janitor.ws is not None:
+            try:
+                janitor.ws.close(timeout=0.2)
+            except Exception:
+                pass
+        janitor.pipe.close(linger=500)
+        janitor.ctx.destroy(linger=0)
+    return code
