@@ -127,7 +127,7 @@ class BrowserConnection:
         if not self.alive:
             raise disconnected("The browser connection is not available.")
         call_id = next(self._ids)
-        message["id"] = call_id
+        message = {"id": call_id, **message}  # the janitor peeks at a leading "id"
         slot = _Slot()
         with self._slots_lock:
             self._slots[call_id] = slot

@@ -1,0 +1,201 @@
+"""Test helpers: run the real `bp`, start real Chromium, talk CDP from the test's side."""
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+import psutil
+
+BIN_DIR = os.path.dirname(sys.executable)
+BP = os.path.join(BIN_DIR, "bp")
+
+
+def chromium_path():
+    explicit = os.environ.get("BROWSER_PILOT_CHROME")
+    if explicit:
+        return explicit
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        found = shutil.which(name)
+        if found:
+            return found
+    raise RuntimeError("Chromium is required for these tests: apt-get install chromium (see .ci/run)")
+
+
+class Result:
+    def __init__(self, proc_result):
+        self.rc = proc_result.returncode
+        self.stdout = proc_result.stdout
+        self.stderr = proc_result.stderr
+        try:
+            self.json = json.loads(self.stdout) if self.stdout.strip() else None
+        except ValueError:
+            self.json = None
+
+    @property
+    def code(self):
+        return (self.json or {}).get("code")
+
+    def __repr__(self):
+        return f"Result(rc={self.rc}, stdout={self.stdout[:2000]!r}, stderr={self.stderr[:2000]!r})"
+
+
+def bp_env(home, **extra):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BROWSER_PILOT_")}
+    env["BROWSER_PILOT_HOME"] = str(home)
+    env.setdefault("BROWSER_PILOT_HANDSHAKE_TIMEOUT_MS", "8000")
+    env.update({k: str(v) for k, v in extra.items() if v is not None})
+    return env
+
+
+def bp(home, *args, env=None, timeout=60, **extra):
+    run_env = env or bp_env(home, **extra)
+    return Result(subprocess.run([BP, *args], env=run_env, capture_output=True, text=True, timeout=timeout,
+                                 stdin=subprocess.DEVNULL))
+
+
+def bp_popen(home, *args, **extra):
+    return subprocess.Popen([BP, *args], env=bp_env(home, **extra), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, stdin=subprocess.DEVNULL)
+
+
+def locator(home):
+    with open(os.path.join(home, "broker-locator.json")) as fh:
+        return json.load(fh)
+
+
+def broker_pid(home):
+    return locator(home)["pid"]
+
+
+def brokers_for(home):
+    """Live broker processes serving this home (by their environment)."""
+    found = []
+    for proc in psutil.process_iter(["cmdline"]):
+        cmd = proc.info.get("cmdline") or []
+        if cmd[-2:] == ["-m", "broker"]:
+            try:
+                if proc.environ().get("BROWSER_PILOT_HOME") == str(home) and proc.status() != psutil.STATUS_ZOMBIE:
+                    found.append(proc)
+            except psutil.Error:
+                pass
+    return found
+
+
+def stop_brokers(home):
+    for proc in brokers_for(home):
+        for child in proc.children():
+            _cont(child)
+        _cont(proc)
+        try:
+            proc.terminate()
+            proc.wait(10)
+        except psutil.Error:
+            pass
+
+
+def _cont(proc):
+    try:
+        proc.send_signal(signal.SIGCONT)
+    except psutil.Error:
+        pass
+
+
+def wait_until(predicate, timeout=10.0, interval=0.02):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    return predicate()
+
+
+class Chromium:
+    """A real headless Chromium with its own profile, as a test's 'user browser'."""
+
+    def __init__(self, root):
+        self.root = str(root)
+        os.makedirs(self.root, mode=0o700, exist_ok=True)
+        args = [chromium_path(), f"--user-data-dir={self.root}", "--remote-debugging-port=0", "--headless",
+                "--disable-gpu", "--no-first-run", "--no-default-browser-check", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--disable-default-apps"]
+        if os.geteuid() == 0:
+            args.append("--no-sandbox")
+        args.append("about:blank")
+        self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL, start_new_session=True)
+        port_file = os.path.join(self.root, "DevToolsActivePort")
+        if not wait_until(lambda: os.path.exists(port_file) and len(open(port_file).read().splitlines()) >= 2, 30):
+            self.stop()
+            raise RuntimeError("Chromium did not start")
+        self.port = int(open(port_file).read().splitlines()[0])
+
+    def http(self, path, method="GET"):
+        req = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", method=method)
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            return json.loads(resp.read())
+
+    def pages(self):
+        return {t["id"]: t for t in self.http("/json/list") if t["type"] == "page"}
+
+    def new_user_tab(self, url="about:blank"):
+        return self.http(f"/json/new?{url}", method="PUT")["id"]
+
+    def evaluate(self, target_id, expression):
+        """Run JS in a page through the test's own DevTools connection (not Browser Pilot's)."""
+        import websocket
+
+        ws = websocket.create_connection(f"ws://127.0.0.1:{self.port}/devtools/page/{target_id}",
+                                         suppress_origin=True, timeout=10)
+        try:
+            ws.send(json.dumps({"id": 1, "method": "Runtime.evaluate",
+                                "params": {"expression": expression, "userGesture": True, "returnByValue": True}}))
+            while True:
+                msg = json.loads(ws.recv())
+                if msg.get("id") == 1:
+                    return msg
+        finally:
+            ws.close()
+
+    def stop(self):
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.proc.wait(10)
+
+
+def short_tmpdir(prefix="bpt-"):
+    return tempfile.mkdtemp(prefix=prefix, dir="/tmp")
+
+
+def listening_socket():
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(16)
+    sock.setblocking(False)
+    return sock
+
+
+def accepted_connections(sock):
+    count = 0
+    while True:
+        try:
+            conn, _ = sock.accept()
+            conn.close()
+            count += 1
+        except BlockingIOError:
+            return count
+
+
+def write_endpoint(root, port, ws_path="/devtools/browser/00000000-0000-0000-0000-000000000000"):
+    os.makedirs(root, exist_ok=True)
+    with open(os.path.join(root, "DevToolsActivePort"), "w") as fh:
+        fh.write(f"{port}\n{ws_path}\n")
