@@ -6,34 +6,16 @@ No psutil and no marshmallow here: this is every Agent step's path.
 
 import fcntl
 import os
-import signal
 
 import zmq
 
 from bp import paths, protocol
 from bp.envelope import check_reply
 from bp.errors import BPError, disconnected, remediation
+from cli import signals
 
 OWNER_LOCK_NAME = "broker.lock"  # held (flock, exclusive) by the live broker for its whole life
 SLICE_MS = 100
-
-
-class Interrupted(Exception):
-    def __init__(self, signum):
-        super().__init__(signum)
-        self.signum = signum
-
-
-_received_signal = []
-
-
-def _on_signal(signum, _frame):
-    _received_signal.append(signum)
-
-
-def install_signal_handlers():
-    signal.signal(signal.SIGINT, _on_signal)
-    signal.signal(signal.SIGTERM, _on_signal)
 
 
 def broker_running(home_dir):
@@ -67,8 +49,7 @@ def exchange(home_dir, payload, wait_ms):
         sock.send(payload)
         remaining = wait_ms
         while remaining > 0:
-            if _received_signal:
-                raise Interrupted(_received_signal[0])
+            signals.check()
             if sock.poll(min(SLICE_MS, remaining)):
                 return check_reply(sock.recv(copy=True))
             remaining -= SLICE_MS
@@ -96,8 +77,8 @@ def call(settings, op, args, *, installation=None, mutating=None, long_running=F
     wait_ms = settings.timeout_ms + protocol.REPLY_MARGIN_MS if long_running else health_ms
     try:
         reply = exchange(home_dir, payload, wait_ms)
-    except Interrupted as exc:
-        raise _interrupted(exc.signum, request, mutating) from None
+    except signals.Interrupted as exc:
+        raise _interrupted(exc, request, mutating) from None
     if reply is None:
         if mutating:
             raise BPError("unknown_outcome", "No reply before the timeout; the operation may or may not have happened.",
@@ -107,9 +88,9 @@ def call(settings, op, args, *, installation=None, mutating=None, long_running=F
     return reply
 
 
-def _interrupted(signum, request, mutating):
+def _interrupted(interrupt, request, mutating):
     error = BPError("unknown_outcome" if mutating else "command_cancelled",
                     "Interrupted; the operation may or may not have happened." if mutating else "Interrupted.",
-                    context={"commandId": request["commandId"], "method": request["op"], "signal": signum})
-    error.exit_code = 130 if signum == signal.SIGINT else 143
+                    context={"commandId": request["commandId"], "method": request["op"], "signal": int(interrupt.signum)})
+    error.exit_code = interrupt.exit_code
     return error

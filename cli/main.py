@@ -107,8 +107,10 @@ def _field_for(exc):
     param = getattr(exc, "param", None)
     if param is not None and param.name:
         return _FIELD_NAMES.get(param.name, param.name)
-    if isinstance(exc, click.NoSuchOption):
-        return exc.option_name.lstrip("-").replace("-", "_") or "option"
+    option = getattr(exc, "option_name", None)  # NoSuchOption, BadOptionUsage
+    if option:
+        name = option.lstrip("-").replace("-", "_")
+        return _FIELD_NAMES.get(name, name) or "option"
     if "No such command" in exc.format_message():
         return "command"
     return "arguments"
@@ -121,8 +123,13 @@ def _parser_code(exc):
         return "missing_argument"
     if isinstance(exc, click.BadParameter):
         return "invalid_value"
-    if "No such command" in exc.format_message():
+    if isinstance(exc, click.BadOptionUsage):
+        return "missing_option_value"
+    message = exc.format_message()
+    if "No such command" in message:
         return "unknown_command"
+    if "unexpected extra argument" in message:
+        return "unexpected_argument"
     return "usage"
 
 
@@ -149,7 +156,10 @@ def main(argv=None):
         finish(failure("invalid_argument", exc.format_message(), context={"field": "arguments"}))
     except Exception as exc:  # the last line of defence: a code, never a traceback
         from bp.errors import BPError, failure
+        from cli.signals import Interrupted
 
+        if isinstance(exc, Interrupted):  # before the request reached the broker: nothing happened
+            finish(failure("command_cancelled", "Interrupted before the request was sent."), exit_code=exc.exit_code)
         if isinstance(exc, BPError):
             finish(exc.envelope(), exit_code=getattr(exc, "exit_code", None))
         finish(failure("internal_error", f"Unexpected failure: {type(exc).__name__}"))

@@ -9,7 +9,7 @@ import click
 
 from bp import protocol
 from bp.errors import BPError
-from cli import client
+from cli import client, signals
 from cli.output import escape, finish
 
 
@@ -152,7 +152,7 @@ def connect(browser_filter):
 
     if Mode.human():
         click.echo("Connecting; if the browser asks, click 'Allow' to permit remote debugging.", err=True)
-    client.install_signal_handlers()
+    signals.install()
     startup.ensure_broker(settings)
     args = {"browser": browser_filter} if browser_filter else {}
     reply = client.call(settings, protocol.OP_CONNECT, args, long_running=True)
@@ -182,7 +182,7 @@ def disconnect():
         finish({"ok": True, "released": False, "brokerStopped": False, "reason": "not_running"})
     record, _ = locator.read_locator(home_dir)
     expect = {"pid": record["pid"], "startTime": record.get("startTime")} if record and not record.get("corrupt") else None
-    client.install_signal_handlers()
+    signals.install()
     reply = _raise_failure(client.call(settings, protocol.OP_DISCONNECT, {"expectBroker": expect},
                                        installation=identity.installation_identity(), long_running=True))
     if reply.get("brokerStopped"):
