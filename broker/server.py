@@ -173,16 +173,12 @@ class Broker:
                                    "serviceVersion": bp.__version__},
                           remediation={"code": "stop_incompatible_broker_or_isolate", "actionRequired": True,
                                        "message": "Stop the running service with its own 'bp disconnect', or set BROWSER_PILOT_HOME to isolate this installation."})
-        try:
-            data = schemas.REQUEST.load(data)
-            if data["op"] not in HANDLERS:
-                raise invalid_argument("op", f"Unknown operation {data['op'][:64]!r}.")
-            data["args"] = schemas.ARGS_SCHEMAS[data["op"]].load(data["args"])
-            if "installation" in data:
-                data["installation"] = schemas.INSTALLATION.load(data["installation"])
-        except ValidationError as exc:
-            field, message = schemas.first_error(exc.messages)
-            raise invalid_argument(field, f"Invalid request: {field}: {message}") from None
+        data = _load(schemas.REQUEST, data)
+        if data["op"] not in HANDLERS:
+            raise invalid_argument("op", f"Unknown operation {data['op'][:64]!r}.")
+        data["args"] = _load(schemas.ARGS_SCHEMAS[data["op"]], data["args"], "args.")
+        if "installation" in data:
+            data["installation"] = _load(schemas.INSTALLATION, data["installation"], "installation.")
         return Request(op=data["op"], client=data["client"], args=data["args"], timeout_ms=data["timeoutMs"],
                        command_id=data["commandId"], request_id=data.get("requestId"),
                        installation=data.get("installation"))
@@ -229,6 +225,14 @@ class Broker:
                 pass  # already gone, or the browser went away: nothing left to close
         agent.managed_targets.clear()
         return closed
+
+
+def _load(schema, data, prefix=""):
+    try:
+        return schema.load(data)
+    except ValidationError as exc:
+        field, message = schemas.first_error(exc.messages, prefix)
+        raise invalid_argument(field, f"Invalid request: {field}: {message}") from None
 
 
 def main():

@@ -188,24 +188,29 @@ class Janitor:
     # --- cleanup -----------------------------------------------------------------------------
 
     def close_owned(self, inbox):
-        """Close every owned target, deepest descendants first, within a bounded time."""
+        """Close every owned target, deepest descendants first, within a bounded time. A batch
+        is done when Chrome reports each target destroyed (or says it is already gone), so
+        "closed" means gone, not merely requested."""
         deadline = time.monotonic() + CLEANUP_BUDGET_S
         for level in self.owned.close_order():
             for start in range(0, len(level), CLOSE_BATCH):
-                batch = level[start:start + CLOSE_BATCH]
-                waiting = set()
-                for target_id in batch:
-                    waiting.add(self.cdp("Target.closeTarget", {"targetId": target_id}))
-                while waiting and time.monotonic() < deadline:
-                    if not inbox.poll(50):
+                open_targets = set(level[start:start + CLOSE_BATCH])
+                calls = {}
+                for target_id in open_targets:
+                    calls[self.cdp("Target.closeTarget", {"targetId": target_id})] = target_id
+                while open_targets and time.monotonic() < deadline:
+                    if not inbox.poll(20):
                         continue
                     kind, data = inbox.recv_multipart()
                     if kind == b"closed":
                         return
                     call_id = jp.peek_id(data)
-                    if call_id in waiting:
-                        waiting.discard(call_id)
+                    if call_id in calls:
                         self.pending.pop(call_id, None)
+                        if b'"error"' in data:  # no such target: already gone
+                            open_targets.discard(calls[call_id])
+                    elif jp.peek_method(data) == "Target.targetDestroyed":
+                        open_targets.discard((json.loads(data).get("params") or {}).get("targetId"))
                 if time.monotonic() >= deadline:
                     return
 
