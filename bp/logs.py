@@ -22,7 +22,8 @@ SENSITIVE_KEYS = re.compile(
     re.IGNORECASE,
 )
 _INLINE_SECRET = re.compile(
-    r"(?i)\b(authorization|cookie|set-cookie|password|passwd|token|secret)\b(\s*[:=]\s*)([^\s,;'\"}]+)"
+    r"(?i)\b(authorization|cookie|set-cookie|password|passwd|token|secret)\b(\s*[:=]\s*)"
+    r"((?:bearer|basic|digest|token)\s+)?([^\s,;'\"}]+)"
 )
 REDACTED = "[redacted]"
 
