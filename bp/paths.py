@@ -6,11 +6,9 @@ components, no foreign owners, nothing group/other-writable. A read failure is n
 """
 
 import errno
-import hashlib
 import os
 import stat
 import sys
-import tempfile
 
 from bp.errors import invalid_argument, unsafe_state
 
@@ -41,6 +39,9 @@ def runtime_dir(home_dir):
     derived from a hash of the home when socket paths there would be too long."""
     if len(os.path.join(home_dir, "janitor-000000.sock").encode()) <= MAX_SOCKET_PATH:
         return home_dir
+    import hashlib
+    import tempfile
+
     digest = hashlib.sha256(os.fsencode(home_dir)).hexdigest()[:16]
     name = f"browser-pilot-{os.geteuid()}-{digest}"
     for base in (tempfile.gettempdir(), "/tmp"):
@@ -135,6 +136,8 @@ def read_private_file(path, max_bytes=METADATA_MAX_BYTES):
 
 
 def _write_temp(directory, data):
+    import tempfile  # writers only; the CLI's hot path never writes
+
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-")  # O_EXCL, mode 0600
     try:
         with os.fdopen(fd, "wb") as fh:

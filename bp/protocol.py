@@ -8,10 +8,9 @@ Stdlib only: the CLI builds requests on every call; the broker validates them wi
 marshmallow schemas in bp.schemas.
 """
 
-import hashlib
 import json
+import os
 import re
-import uuid
 
 PROTOCOL = (1, 0)  # (major, minor) this package speaks
 PROTOCOL_MIN = (1, 0)  # oldest minor the broker still serves
@@ -51,7 +50,9 @@ def command_id(client, op, args, request_id=None):
     """Deterministic from the intended call when a request id is given (so a retry from a new
     process finds the same record), random otherwise. Never from anything per process."""
     if request_id is None:
-        return "cmd-" + uuid.uuid4().hex
+        return "cmd-" + os.urandom(16).hex()
+    import hashlib  # only with --request-id: keep it off the common path
+
     material = "\0".join((client, request_id, op, canonical_json(args))).encode()
     return "cmd-" + hashlib.sha256(material).hexdigest()[:32]
 

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Create .venv (if missing) and install the package into it, as users install it (a regular,
+# non-editable install: an editable one slows every interpreter start). Idempotent.
+# Usage: scripts/ensure-venv.sh [extras]     e.g. scripts/ensure-venv.sh test
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+  "$PYTHON" -m venv .venv
+fi
+spec="."
+if [ -n "${1:-}" ]; then spec=".[$1]"; fi
+.venv/bin/python -m pip install -q --disable-pip-version-check --upgrade "$spec" 2>&1 | grep -v "^WARNING: Location" || true
+.venv/bin/bp --version >/dev/null
