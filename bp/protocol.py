@@ -36,10 +36,17 @@ OP_STATUS = "status"
 OP_BROWSERS = "browsers"
 OP_CONNECT = "connect"
 OP_DISCONNECT = "disconnect"
+OP_TABS = "tabs"
+OP_TAB = "tab"
+OP_OPEN = "open"
+OP_CLOSE = "close"
+OP_PROFILES = "profiles"
+OP_PROFILE = "profile"
 
-OPERATIONS = (OP_PING, OP_STATUS, OP_BROWSERS, OP_CONNECT, OP_DISCONNECT)
+OPERATIONS = (OP_PING, OP_STATUS, OP_BROWSERS, OP_CONNECT, OP_DISCONNECT,
+              OP_TABS, OP_TAB, OP_OPEN, OP_CLOSE, OP_PROFILES, OP_PROFILE)
 # Operations that may change the browser or broker state: a CLI-side timeout is unknown_outcome.
-MUTATING = frozenset({OP_CONNECT, OP_DISCONNECT})
+MUTATING = frozenset({OP_CONNECT, OP_DISCONNECT, OP_OPEN, OP_CLOSE, OP_PROFILES})
 
 
 def canonical_json(value):

@@ -54,6 +54,46 @@ class DisconnectArgs(Schema):
     expectBroker = fields.Nested(BrokerIdentitySchema, allow_none=True)
 
 
+class TabArgs(Schema):
+    class Meta:
+        unknown = RAISE
+
+    index = fields.Integer(strict=True, validate=validate.Range(min=1, max=100_000))
+    targetId = fields.String(validate=validate.Regexp(r"^tab-[0-9a-f]{12}$"))
+    release = fields.Boolean(truthy={True}, falsy={False})
+
+
+class OpenArgs(Schema):
+    class Meta:
+        unknown = RAISE
+
+    url = fields.String(required=True, validate=validate.Length(min=1, max=8192))
+    new = fields.Boolean(truthy={True}, falsy={False})
+    profile = fields.String(validate=validate.Length(min=1, max=256))
+
+
+class CloseArgs(Schema):
+    class Meta:
+        unknown = RAISE
+
+    all = fields.Boolean(truthy={True}, falsy={False})
+
+
+class ProfilesArgs(Schema):
+    class Meta:
+        unknown = RAISE
+
+    identify = fields.Boolean(truthy={True}, falsy={False})
+    refresh = fields.Boolean(truthy={True}, falsy={False})
+
+
+class ProfileArgs(Schema):
+    class Meta:
+        unknown = RAISE
+
+    selector = fields.String(required=True, validate=validate.Length(min=1, max=256))
+
+
 class InstallationSchema(Schema):
     class Meta:
         unknown = EXCLUDE
@@ -97,6 +137,12 @@ ARGS_SCHEMAS = {
     protocol.OP_BROWSERS: BrowserFilterArgs(),
     protocol.OP_CONNECT: BrowserFilterArgs(),
     protocol.OP_DISCONNECT: DisconnectArgs(),
+    protocol.OP_TABS: EmptyArgs(),
+    protocol.OP_TAB: TabArgs(),
+    protocol.OP_OPEN: OpenArgs(),
+    protocol.OP_CLOSE: CloseArgs(),
+    protocol.OP_PROFILES: ProfilesArgs(),
+    protocol.OP_PROFILE: ProfileArgs(),
 }
 
 REQUEST = RequestSchema()

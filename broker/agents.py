@@ -1,25 +1,43 @@
 """Agent namespaces: the state the broker keeps per client key, in memory only.
 
 An Agent is selected by BROWSER_PILOT_CLIENT_KEY / --client-key. Every call renews its control
-lease; a lease that runs out releases what the Agent held. Different keys never see each other.
+lease; a lease that runs out releases what the Agent held. Different keys never see each other:
+each gets its own opaque ids for the same physical tab, and raw CDP ids never leave the broker.
 """
 
+import os
 import threading
 import time
 
 from bp.errors import BPError
 
-LEASE_TTL_S = 300.0
+# A private setting for tests (not a public flag): the lease length in milliseconds.
+LEASE_TTL_S = float(os.environ.get("BROWSER_PILOT_LEASE_TTL_MS", "300000")) / 1000.0
 MAX_AGENTS = 256
+MAX_TARGETS_PER_AGENT = 1024
+MAX_POPUP_DEPTH = 32
+
+
+def _too_many(what, limit):
+    return BPError("result_too_large", f"Too many {what} (limit {limit}).", retryable=True,
+                   context={"limit": what, "max": limit})
 
 
 class Agent:
-    def __init__(self, key, now):
+    def __init__(self, key, now, generation):
         self.key = key
         self.created_at = now
         self.lease_expires_at = now + LEASE_TTL_S
-        # Managed tabs this Agent asked for: raw target id -> browser generation. Internal only.
-        self.managed_targets = {}
+        self.generation = generation
+        self._reset()
+
+    def _reset(self):
+        self.managed_targets = {}  # raw target id -> generation: tabs created for this Agent
+        self.opaque = {}  # raw target id -> opaque id ("tab-…"), per generation
+        self.raw_by_opaque = {}
+        self.selected = None  # raw target id
+        self.selected_profile = None  # browserContextId
+        self.controlled = set()  # raw ids of user tabs this Agent controls
 
     def renew(self, now):
         self.lease_expires_at = now + LEASE_TTL_S
@@ -27,9 +45,41 @@ class Agent:
     def lease_active(self, now):
         return now < self.lease_expires_at
 
-    def summary(self, generation):
-        live = [t for t, g in self.managed_targets.items() if g == generation]
-        return {"state": "active", "expiresAt": int(self.lease_expires_at * 1000), "managedTabs": len(live)}
+    def enter_generation(self, generation):
+        """A newer browser connection: every old mapping, selection and control is void."""
+        if generation != self.generation:
+            self.generation = generation
+            self._reset()
+
+    def opaque_id(self, raw):
+        opaque = self.opaque.get(raw)
+        if opaque is None:
+            if len(self.opaque) >= MAX_TARGETS_PER_AGENT:
+                self._forget_oldest_unused()
+            opaque = "tab-" + os.urandom(6).hex()
+            self.opaque[raw] = opaque
+            self.raw_by_opaque[opaque] = raw
+        return opaque
+
+    def _forget_oldest_unused(self):
+        for raw in list(self.opaque):
+            if raw != self.selected and raw not in self.managed_targets and raw not in self.controlled:
+                self.raw_by_opaque.pop(self.opaque.pop(raw), None)
+                return
+        raise _too_many("targets per agent", MAX_TARGETS_PER_AGENT)
+
+    def forget_target(self, raw):
+        opaque = self.opaque.pop(raw, None)
+        if opaque:
+            self.raw_by_opaque.pop(opaque, None)
+        self.managed_targets.pop(raw, None)
+        self.controlled.discard(raw)
+        if self.selected == raw:
+            self.selected = None
+
+    def summary(self):
+        return {"state": "active", "expiresAt": int(self.lease_expires_at * 1000),
+                "managedTabs": sum(1 for g in self.managed_targets.values() if g == self.generation)}
 
 
 class Agents:
@@ -38,19 +88,21 @@ class Agents:
         self._limit = limit
         self._agents = {}
         self.lock = threading.RLock()
+        self.control = {}  # raw target id -> key controlling it (user tabs)
+        self.managed = {}  # raw target id -> key it was created for
 
-    def touch(self, key):
+    def touch(self, key, generation=0):
         """The Agent for key, created or with its lease renewed."""
         now = self._clock()
         with self.lock:
             agent = self._agents.get(key)
             if agent is None:
                 if len(self._agents) >= self._limit:
-                    raise BPError("result_too_large", f"The service already holds {self._limit} Agent namespaces.",
-                                  retryable=True, context={"limit": "agents", "max": self._limit},
-                                  remediation={"code": "close_active_clients", "actionRequired": True,
-                                               "message": "Run 'bp disconnect' in Agents that are done."})
-                agent = self._agents[key] = Agent(key, now)
+                    error = _too_many("agents", self._limit)
+                    error.remediation = {"code": "close_active_clients", "actionRequired": True,
+                                         "message": "Run 'bp disconnect' in Agents that are done."}
+                    raise error
+                agent = self._agents[key] = Agent(key, now, generation)
             else:
                 agent.renew(now)
             return agent
@@ -61,7 +113,16 @@ class Agents:
 
     def remove(self, key):
         with self.lock:
-            return self._agents.pop(key, None)
+            agent = self._agents.pop(key, None)
+            if agent:
+                self._drop_holdings(agent)
+            return agent
+
+    def _drop_holdings(self, agent):
+        for raw in [r for r, k in self.control.items() if k == agent.key]:
+            del self.control[raw]
+        for raw in [r for r, k in self.managed.items() if k == agent.key]:
+            del self.managed[raw]
 
     def active_keys(self, exclude=None):
         now = self._clock()
@@ -69,13 +130,68 @@ class Agents:
             return [k for k, a in self._agents.items() if k != exclude and a.lease_active(now)]
 
     def expired(self):
-        """Remove and return Agents whose lease ran out."""
+        """Remove and return Agents whose lease ran out (their control is released)."""
         now = self._clock()
         with self.lock:
             gone = [a for a in self._agents.values() if not a.lease_active(now)]
             for agent in gone:
                 del self._agents[agent.key]
+                self._drop_holdings(agent)
             return gone
 
     def __len__(self):
         return len(self._agents)
+
+    # --- ownership and control -------------------------------------------------------------------
+
+    def add_managed(self, agent, raw):
+        with self.lock:
+            agent.managed_targets[raw] = agent.generation
+            self.managed[raw] = agent.key
+
+    def owner(self, raw, popups):
+        """(key, origin) of whoever holds raw: the Agent it was created for, the Agent owning the
+        root of its opener chain (popups the janitor proved), or the Agent controlling it."""
+        with self.lock:
+            key = self.managed.get(raw)
+            if key:
+                return key, "managed"
+            current, depth = popups.get(raw), 0
+            while current is not None and depth < MAX_POPUP_DEPTH:
+                key = self.managed.get(current)
+                if key:
+                    return key, "managed_popup"
+                current, depth = popups.get(current), depth + 1
+            return self.control.get(raw), "user_tab"
+
+    def acquire(self, agent, raw, popups):
+        """Control raw for agent, or target_busy when another live Agent holds it."""
+        with self.lock:
+            holder, origin = self.owner(raw, popups)
+            if holder and holder != agent.key:
+                other = self._agents.get(holder)
+                if other is not None and other.lease_active(self._clock()):
+                    raise BPError("target_busy", "Another Agent controls this tab.", retryable=True,
+                                  context={"origin": origin})
+                self.control.pop(raw, None)
+            if origin == "user_tab":
+                self.control[raw] = agent.key
+                agent.controlled.add(raw)
+            return origin
+
+    def release(self, agent, raw):
+        with self.lock:
+            if self.control.get(raw) == agent.key:
+                del self.control[raw]
+            agent.controlled.discard(raw)
+
+    def forget_target(self, raw):
+        with self.lock:
+            self.control.pop(raw, None)
+            self.managed.pop(raw, None)
+            for agent in self._agents.values():
+                agent.forget_target(raw)
+
+    def all(self):
+        with self.lock:
+            return list(self._agents.values())

@@ -11,6 +11,8 @@ import threading
 from bp import discovery
 from bp.errors import BPError, disconnected, remediation
 from broker.connection import BrowserConnection
+from broker.tabs import Workers
+from broker.targets import Targets
 
 log = logging.getLogger("broker.browser")
 
@@ -18,11 +20,14 @@ HANDSHAKE_TIMEOUT_S = float(os.environ.get("BROWSER_PILOT_HANDSHAKE_TIMEOUT_MS",
 
 
 class Browser:
-    def __init__(self, ctx, home_dir, run_dir, on_event=None):
+    def __init__(self, ctx, home_dir, run_dir, on_target_gone=None):
         self.ctx = ctx
         self.home_dir = home_dir
         self.run_dir = run_dir
-        self.on_event = on_event
+        self.on_target_gone = on_target_gone or (lambda raw: None)
+        self.targets = Targets()
+        self.workers = Workers()
+        self.identities = {}  # browserContextId -> verified profile identity, this generation
         self.generation = 0
         self.connection = None  # the latest BrowserConnection (ready, connecting, lost, failed)
         self.overlay = {}  # candidate id -> (state, authorizationState) learnt from explicit connects
@@ -82,6 +87,10 @@ class Browser:
                           retryable=True, context={"browserId": conn.candidate["id"], "state": "authorization_pending"},
                           remediation=remediation("allow_remote_debugging"))
         if conn.state == "ready":
+            if not conn.reconciled:
+                # Existing targets also arrive as targetCreated events; this closes any gap.
+                self.targets.load(conn.cdp("Target.getTargets", timeout_s=10.0).get("targetInfos", []))
+                conn.reconciled = True
             return conn
         raise self._failure_error(conn)
 
@@ -107,14 +116,27 @@ class Browser:
                           remediation=remediation("select_browser"))
         candidate, (port, ws_path) = viable[0]
         self.generation += 1
+        # A new generation: every old tab worker, session, target and profile id is void.
+        self.workers.stop_all()
+        self.identities = {}
+        self.targets = Targets()
+        self.targets.on_destroyed.append(self._target_gone)
         conn = BrowserConnection(self.ctx, self.run_dir, candidate, f"ws://127.0.0.1:{port}{ws_path}",
-                                 self.generation, HANDSHAKE_TIMEOUT_S, on_event=self.on_event)
+                                 self.generation, HANDSHAKE_TIMEOUT_S, on_event=self.targets.on_event)
         previous, self.connection = self.connection, conn
         if previous is not None:
             threading.Thread(target=previous.close, name="janitor-retire", daemon=True).start()
         log.info("connecting to %s (generation %d)", candidate["id"], self.generation)
         conn.start()
         return conn
+
+    def _target_gone(self, raw):
+        self.workers.stop(raw)
+        self.on_target_gone(raw)
+
+    def popups(self):
+        conn = self.connection
+        return conn.owned_popups if conn is not None else {}
 
     def _failure_error(self, conn):
         failure = conn.failure or {}
@@ -132,6 +154,7 @@ class Browser:
                        context=context, remediation=remediation("connect_browser"))
 
     def close(self):
+        self.workers.stop_all()
         conn, self.connection = self.connection, None
         if conn is not None:
             conn.close()

@@ -55,6 +55,7 @@ class BrowserConnection:
         self._local = threading.local()
         self._stop = threading.Event()
         self.owned_popups = {}  # targetId -> openerId, as the janitor reported them
+        self.reconciled = False  # Target.getTargets loaded into the table after ready
         self.process = None
         self._relay = None
 

@@ -44,7 +44,7 @@ class Broker:
         self.installation = identity.installation_identity()
         self.endpoint = paths.socket_path(home_dir)
         self.agents = Agents()
-        self.browser = Browser(self.ctx, home_dir, run_dir)
+        self.browser = Browser(self.ctx, home_dir, run_dir, on_target_gone=self.agents.forget_target)
         self.stopping = threading.Event()
         self._replies_address = "inproc://replies"
         self._local = threading.local()
@@ -209,21 +209,15 @@ class Broker:
             self._pool.submit(self.release_agent_tabs, agent)
 
     def release_agent_tabs(self, agent):
-        """Close the managed tabs an Agent opened in the current generation. Never user tabs:
-        only targets created for this Agent are in the list."""
+        """Close the managed tabs and managed popups an Agent opened in the current generation.
+        Never a user tab: only tabs created for this Agent, or popups of them, qualify."""
+        from broker import routing
+
         conn = self.browser.connection
-        if conn is None or not conn.alive:
+        if conn is None or not conn.alive or agent.generation != self.browser.generation:
             return 0
-        closed = 0
-        for target_id, generation in list(agent.managed_targets.items()):
-            if generation != conn.generation:
-                continue
-            try:
-                conn.cdp("Target.closeTarget", {"targetId": target_id}, timeout_s=5.0)
-                closed += 1
-            except BPError:
-                pass  # already gone, or the browser went away: nothing left to close
-        agent.managed_targets.clear()
+        raws = routing.agent_managed_tabs(self, agent)
+        closed, _ = routing.close_targets(self, list(reversed(raws)), timeout_s=5.0)
         return closed
 
 

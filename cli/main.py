@@ -18,6 +18,12 @@ COMMANDS = {
     "connect": ("cli.commands.setup", "connect"),
     "disconnect": ("cli.commands.setup", "disconnect"),
     "launch": ("cli.commands.setup", "launch"),
+    "tabs": ("cli.commands.tabs", "tabs"),
+    "tab": ("cli.commands.tabs", "tab"),
+    "open": ("cli.commands.tabs", "open_url"),
+    "close": ("cli.commands.tabs", "close"),
+    "profiles": ("cli.commands.tabs", "profiles"),
+    "profile": ("cli.commands.tabs", "profile"),
 }
 
 

@@ -40,7 +40,7 @@ class Janitor:
         self.owned = Ownership()
         self.next_id = jp.JANITOR_ID_BASE
         self.pending = {}  # our CDP id -> callback(reply dict)
-        self.pilot_window_made = False
+        self.pilot_windows = set()  # (group, browserContextId) that already have a Pilot window
 
     # --- talking to the broker ---------------------------------------------------------------
 
@@ -164,11 +164,13 @@ class Janitor:
             return
         # Background, never focus-stealing: no activateTarget / bringToFront. The first managed
         # tab opens the Pilot window, so Browser Pilot's tabs do not land among the user's.
+        context = params.get("browserContextId") if isinstance(params.get("browserContextId"), str) else None
+        window_key = (str(params.get("group", ""))[:200], context)
         create = {"url": url, "background": True}
-        if not self.pilot_window_made:
+        if window_key not in self.pilot_windows:
             create["newWindow"] = True
-        if isinstance(params.get("browserContextId"), str):
-            create["browserContextId"] = params["browserContextId"]
+        if context:
+            create["browserContextId"] = context
 
         def done(reply):
             if "error" in reply:
@@ -180,7 +182,7 @@ class Janitor:
                 self.cdp("Target.closeTarget", {"targetId": target_id})  # over capacity: never leak it
                 self.send(jp.RESULT, {"id": call_id, "error": {"code": "capacity", "message": "too many managed targets"}})
                 return
-            self.pilot_window_made = True
+            self.pilot_windows.add(window_key)
             self.send(jp.RESULT, {"id": call_id, "result": {"targetId": target_id}})
 
         self.cdp("Target.createTarget", create, done)

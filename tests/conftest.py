@@ -41,3 +41,12 @@ def connected(home, env_for):
     result = helpers.bp(home, "connect", env=env)
     assert result.rc == 0, result
     return env
+
+
+@pytest.fixture(scope="session")
+def pages():
+    from tests.pages import PageServer
+
+    server = PageServer()
+    yield server
+    server.stop()

@@ -145,6 +145,14 @@ class Chromium:
     def pages(self):
         return {t["id"]: t for t in self.http("/json/list") if t["type"] == "page"}
 
+    def close_tab(self, target_id):
+        req = urllib.request.Request(f"http://127.0.0.1:{self.port}/json/close/{target_id}")
+        try:
+            with urllib.request.urlopen(req, timeout=10) as resp:
+                resp.read()
+        except OSError:
+            pass  # already gone
+
     def new_user_tab(self, url="about:blank"):
         return self.http(f"/json/new?{url}", method="PUT")["id"]
 
@@ -199,3 +207,27 @@ def write_endpoint(root, port, ws_path="/devtools/browser/00000000-0000-0000-000
     os.makedirs(root, exist_ok=True)
     with open(os.path.join(root, "DevToolsActivePort"), "w") as fh:
         fh.write(f"{port}\n{ws_path}\n")
+
+
+class BrowserSocket:
+    """The test's own browser-level DevTools connection (for what a user or another tool does)."""
+
+    def __init__(self, chromium):
+        import websocket
+
+        port, path = open(os.path.join(chromium.root, "DevToolsActivePort")).read().split()
+        self.ws = websocket.create_connection(f"ws://127.0.0.1:{port}{path}", suppress_origin=True, timeout=10)
+        self.next_id = 0
+
+    def call(self, method, params=None):
+        self.next_id += 1
+        self.ws.send(json.dumps({"id": self.next_id, "method": method, "params": params or {}}))
+        while True:
+            msg = json.loads(self.ws.recv())
+            if msg.get("id") == self.next_id:
+                if "error" in msg:
+                    raise RuntimeError(msg["error"])
+                return msg["result"]
+
+    def close(self):
+        self.ws.close()

@@ -8,6 +8,7 @@ import psutil
 import bp
 from bp import discovery, protocol
 from bp.errors import BPError
+from broker import routing
 from broker.registry import handler
 
 log = logging.getLogger("broker.setup")
@@ -51,7 +52,7 @@ def status(broker, request):
                     "protocol": protocol.PROTOCOL_RANGE, "agents": len(broker.agents)},
         "processes": processes,
         "browser": broker.browser.summary(),
-        "session": agent.summary(broker.browser.generation) if agent else {"state": "none"},
+        "session": agent.summary() if agent else {"state": "none"},
         "commands": {"active": [], "uncertain": []},
     }
     if broker.browser.ready:
@@ -74,16 +75,23 @@ def browsers(broker, request):
 
 @handler(protocol.OP_CONNECT)
 def connect(broker, request):
-    agent = broker.agents.touch(request.client)
+    broker.agents.touch(request.client, broker.browser.generation)
     conn = broker.browser.connect(request.args.get("browser"), wait_s=max(0.05, request.remaining() - 0.25))
-    live = [t for t, g in agent.managed_targets.items() if g == conn.generation]
-    if not live:
-        # The Agent's managed tab, in the Pilot window, opened in the background.
-        created = conn.janitor_call("create", {"url": "about:blank"}, timeout_s=max(1.0, request.remaining()))
-        agent.managed_targets[created["targetId"]] = conn.generation
-    return {"browser": conn.candidate["product"], "browserId": conn.candidate["id"],
-            "browserVersion": conn.product, "connectionGeneration": conn.generation,
-            "profileSelectionRequired": False}
+    agent = routing.agent_for(broker, request)
+    result = {"browser": conn.candidate["product"], "browserId": conn.candidate["id"],
+              "browserVersion": conn.product, "connectionGeneration": conn.generation,
+              "profileSelectionRequired": False}
+    if routing.agent_managed_tabs(broker, agent):
+        return result
+    try:
+        # The Agent's first managed tab, in its Pilot window, opened in the background.
+        routing.create_managed(broker, agent, request, "about:blank", None)
+    except BPError as exc:
+        if exc.code != "profile_selection_required":
+            raise
+        result["profileSelectionRequired"] = True
+        result["profiles"] = [row for _, row in routing.profiles(broker, agent)]
+    return result
 
 
 @handler(protocol.OP_DISCONNECT)

@@ -213,3 +213,55 @@ def test_redaction_filter_keeps_secrets_out_of_the_log(tmp_path):
         assert secret not in text
     assert "[redacted]" in text and "'ref': 4" in text
     assert oct(os.stat(log_file).st_mode & 0o777) == "0o600"
+
+
+# --- urls and per-agent ceilings -------------------------------------------------------------
+
+@pytest.mark.parametrize("given,expected", [
+    ("example.com", "https://example.com"),
+    ("localhost:8080/x", "https://localhost:8080/x"),
+    ("http://127.0.0.1:5000/a?b=c", "http://127.0.0.1:5000/a?b=c"),
+    ("about:blank", "about:blank"),
+    ("  https://example.com/  ", "https://example.com/"),
+])
+def test_urls_are_normalized(given, expected):
+    from bp import urls
+
+    assert urls.normalize(given) == expected
+
+
+@pytest.mark.parametrize("bad", ["", "javascript:alert(1)", "JavaScript:void(0)", "chrome://settings",
+                                 "vbscript:x", "http://", "https://a b/", "http://h:70000/", "x" * 9000])
+def test_bad_urls_are_invalid_argument(bad):
+    from bp import urls
+
+    with pytest.raises(BPError) as info:
+        urls.normalize(bad)
+    assert info.value.code == "invalid_argument"
+    assert info.value.context["field"] == "url"
+
+
+def test_targets_per_agent_ceiling_forgets_unused_ids_then_refuses(monkeypatch):
+    import broker.agents as module
+
+    monkeypatch.setattr(module, "MAX_TARGETS_PER_AGENT", 3)
+    agent = module.Agent("agent-x", 0.0, 1)
+    ids = [agent.opaque_id(f"raw-{i}") for i in range(3)]
+    agent.opaque_id("raw-3")  # over the ceiling: the oldest unused mapping is forgotten
+    assert "raw-0" not in agent.opaque and agent.raw_by_opaque.get(ids[0]) is None
+    for raw in ("raw-1", "raw-2", "raw-3"):
+        agent.controlled.add(raw)  # every mapping in use: nothing can be forgotten
+    with pytest.raises(BPError) as info:
+        agent.opaque_id("raw-4")
+    assert info.value.code == "result_too_large"
+
+
+def test_opaque_ids_differ_per_agent_and_reset_with_the_generation():
+    from broker.agents import Agent
+
+    a, b = Agent("agent-a", 0.0, 1), Agent("agent-b", 0.0, 1)
+    assert a.opaque_id("raw") != b.opaque_id("raw")
+    first = a.opaque_id("raw")
+    assert a.opaque_id("raw") == first
+    a.enter_generation(2)
+    assert a.raw_by_opaque.get(first) is None

@@ -1,0 +1,128 @@
+"""Tabs family: tabs, tab, open, close, profiles, profile (cli/commands/tabs.py)."""
+
+from bp import protocol
+from bp.errors import BPError, invalid_argument
+from broker import profiles as profile_identity
+from broker import routing
+from broker.registry import handler
+
+
+def _row(broker, agent, raw):
+    for candidate, row in routing.inventory(broker, agent):
+        if candidate == raw:
+            return row
+    return None
+
+
+@handler(protocol.OP_TABS)
+def tabs(broker, request):
+    agent = routing.agent_for(broker, request)
+    return {"tabs": [row for _, row in routing.inventory(broker, agent)]}
+
+
+@handler(protocol.OP_TAB)
+def tab(broker, request):
+    agent = routing.agent_for(broker, request)
+    selector = request.args.get("targetId") or request.args.get("index")
+    if request.args.get("release"):
+        raw = routing.find_tab(broker, agent, selector) if selector is not None else agent.selected
+        if raw is None:
+            raise invalid_argument("index", "No tab is selected; name one: 'bp tab release <index>'.")
+        row = _row(broker, agent, raw)
+        broker.agents.release(agent, raw)
+        if agent.selected == raw:
+            agent.selected = None
+        return {"released": True, "index": row["index"] if row else None, "targetId": agent.opaque_id(raw)}
+    if selector is None:
+        raise invalid_argument("index", "Give a tab index from 'bp tabs'.")
+    raw = routing.find_tab(broker, agent, selector)
+    routing.select(broker, agent, raw)
+    row = _row(broker, agent, raw)
+    return {"index": row["index"], "targetId": row["targetId"], "origin": row["origin"],
+            "profileContextId": row["profileContextId"], "title": row["title"], "url": row["url"]}
+
+
+def _observe(broker, agent, raw, session, extra=None):
+    """The observation shape, as far as this release observes: title, url, profile."""
+    state = session.page_state()
+    info = broker.browser.targets.info(raw) or {}
+    profile = broker.browser.targets.profile(info.get("browserContextId"))
+    out = {"title": state["title"], "url": state["url"]}
+    if profile:
+        out["profileContextId"] = profile[0]
+    out.update(extra or {})
+    return out
+
+
+@handler(protocol.OP_OPEN)
+def open_url(broker, request):
+    agent = routing.agent_for(broker, request)
+    url, new, profile = request.args["url"], request.args.get("new", False), request.args.get("profile")
+    if profile is not None and not new:
+        raise invalid_argument("profile", "--profile needs --new: it routes a new tab, it does not move one.")
+    if new:
+        raw = routing.create_managed(broker, agent, request, "about:blank", profile)
+    else:
+        raw = routing.selected_tab(broker, agent, request)
+
+    def navigate(worker):
+        from broker.tabs import session_for
+
+        session = session_for(worker, broker.browser)
+        result = session.navigate(url, timeout_s=max(1.0, request.remaining() - 0.5))
+        extra = {}
+        if result.get("navigationError"):
+            extra["evidence"] = {"action": "navigate", "status": "mismatch", "navigationError": result["navigationError"]}
+        return _observe(broker, agent, raw, session, extra)
+
+    return broker.browser.workers.run(raw, navigate, timeout_s=request.remaining())
+
+
+@handler(protocol.OP_CLOSE)
+def close(broker, request):
+    agent = routing.agent_for(broker, request)
+    if request.args.get("all"):
+        raws = routing.agent_managed_tabs(broker, agent)
+        closed, failed = routing.close_targets(broker, list(reversed(raws)))
+        if agent.selected in raws:
+            agent.selected = None
+        remaining = len(routing.inventory(broker, agent))
+        if failed:
+            raise BPError("internal_error", "Some managed tabs could not be closed.", retryable=True,
+                          context={"failedTargetIds": [agent.opaque_id(r) for r in failed], "closed": closed})
+        return {"closed": closed, "remaining": remaining}
+    raw = routing.selected_tab(broker, agent, request, create=False)
+    closed, failed = routing.close_targets(broker, [raw])
+    if failed:
+        raise BPError("internal_error", "The tab could not be closed.", retryable=True)
+    agent.selected = None
+    remaining = routing.inventory(broker, agent)
+    for candidate, row in remaining:  # re-select this Agent's first managed tab, never a user tab
+        if row["origin"] != "user_tab":
+            agent.selected = candidate
+            break
+    return {"closed": closed, "remaining": len(remaining)}
+
+
+@handler(protocol.OP_PROFILES)
+def profiles(broker, request):
+    agent = routing.agent_for(broker, request)
+    if request.args.get("identify") or request.args.get("refresh"):
+        if request.args.get("refresh"):
+            broker.browser.identities.clear()
+        contexts = [context for context, _ in routing.profiles(broker, agent)]
+        profile_identity.identify(broker, contexts, timeout_s=max(1.0, min(15.0, request.remaining())))
+    return {"profiles": [row for _, row in routing.profiles(broker, agent)]}
+
+
+@handler(protocol.OP_PROFILE)
+def profile(broker, request):
+    agent = routing.agent_for(broker, request)
+    context = routing.resolve_profile(broker, agent, request.args["selector"])
+    agent.selected_profile = context
+    for candidate, row in routing.profiles(broker, agent):
+        if candidate == context:
+            keep = ("profileContextId", "label", "displayName", "identityStatus", "profileName", "accountName",
+                    "accountEmail", "profileDirectory", "identityErrorCode")
+            return {k: row[k] for k in keep if k in row}
+    raise BPError("profile_context_unavailable", "That profile has no open tabs any more.")

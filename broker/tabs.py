@@ -1,0 +1,183 @@
+"""Per physical tab: one named worker thread (commands run in arrival order) and its CDP session.
+
+Commands on one tab are serial; commands on different tabs run concurrently. A worker is stopped
+by a sentinel when its tab goes away or the browser generation ends.
+"""
+
+import collections
+import logging
+import queue
+import threading
+import time
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+
+from bp.errors import BPError
+
+log = logging.getLogger("broker.tabs")
+
+MAX_WORKERS = 4096
+_STOP = object()
+EVENT_BUFFER = 512
+
+
+class TabSession:
+    """A flattened CDP session attached to one tab; events for it arrive through Targets."""
+
+    def __init__(self, conn, targets, raw_id, timeout_s=10.0):
+        self.conn = conn
+        self.raw_id = raw_id
+        self.targets = targets
+        self._events = collections.deque(maxlen=EVENT_BUFFER)
+        self._seq = 0
+        self._cond = threading.Condition()
+        self.alive = True
+        reply = conn.cdp("Target.attachToTarget", {"targetId": raw_id, "flatten": True}, timeout_s=timeout_s)
+        self.session_id = reply["sessionId"]
+        targets.sessions[self.session_id] = self
+        self.call("Page.enable", timeout_s=timeout_s)
+        self.call("Page.setLifecycleEventsEnabled", {"enabled": True}, timeout_s=timeout_s)
+
+    def call(self, method, params=None, timeout_s=30.0):
+        if not self.alive:
+            raise BPError("target_not_owned", "The tab is gone.", context={"reason": "target_detached"})
+        return self.conn.cdp(method, params, session_id=self.session_id, timeout_s=timeout_s)
+
+    def deliver(self, method, params):
+        with self._cond:
+            self._seq += 1
+            self._events.append((self._seq, method, params))
+            self._cond.notify_all()
+
+    def detached(self):
+        with self._cond:
+            self.alive = False
+            self._cond.notify_all()
+
+    def mark(self):
+        with self._cond:
+            return self._seq
+
+    def wait_for(self, predicate, since, timeout_s):
+        """The first event after `since` for which predicate(method, params) is true, or None."""
+        deadline = time.monotonic() + timeout_s
+        with self._cond:
+            while True:
+                for seq, method, params in self._events:
+                    if seq > since and predicate(method, params):
+                        return method, params
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not self.alive:
+                    return None
+                self._cond.wait(remaining)
+
+    def evaluate(self, expression, timeout_s=10.0):
+        reply = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True}, timeout_s=timeout_s)
+        if reply.get("exceptionDetails"):
+            raise BPError("internal_error", "A page script failed.")
+        return (reply.get("result") or {}).get("value")
+
+    def navigate(self, url, timeout_s):
+        """Navigate and wait until the new document is interactive (DOMContentLoaded)."""
+        since = self.mark()
+        reply = self.call("Page.navigate", {"url": url}, timeout_s=timeout_s)
+        if reply.get("errorText"):
+            return {"navigationError": reply["errorText"][:200]}
+        loader = reply.get("loaderId")
+        if loader:
+            done = self.wait_for(lambda m, p: m == "Page.lifecycleEvent" and p.get("name") == "DOMContentLoaded"
+                                 and p.get("loaderId") == loader, since, timeout_s)
+            if done is None:
+                raise BPError("unknown_outcome", "The navigation did not become interactive in time.",
+                              context={"reason": "navigation_stalled"})
+        return {}
+
+    def page_state(self):
+        state = self.evaluate("[document.title, location.href]") or ["", ""]
+        return {"title": (state[0] or "")[:4096], "url": (state[1] or "")[:8192]}
+
+    def close(self):
+        self.targets.sessions.pop(self.session_id, None)
+        self.alive = False
+
+
+class TabWorker:
+    def __init__(self, raw_id, name):
+        self.raw_id = raw_id
+        self.queue = queue.Queue()
+        self.session = None
+        self.thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self.thread.start()
+
+    def submit(self, fn):
+        future = Future()
+        self.queue.put((fn, future))
+        return future
+
+    def stop(self):
+        self.queue.put(_STOP)
+
+    def _run(self):
+        while True:
+            item = self.queue.get()
+            if item is _STOP:
+                if self.session is not None:
+                    self.session.close()
+                return
+            fn, future = item
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(fn(self))
+            except BaseException as exc:  # handed to the waiting request thread
+                future.set_exception(exc)
+
+
+class Workers:
+    """One TabWorker per physical tab of the current generation."""
+
+    def __init__(self):
+        self._workers = {}
+        self._lock = threading.Lock()
+        self._names = 0
+
+    def run(self, raw_id, fn, timeout_s):
+        """Run fn(worker) on the tab's worker after the commands queued before it."""
+        with self._lock:
+            worker = self._workers.get(raw_id)
+            if worker is None:
+                if len(self._workers) >= MAX_WORKERS:
+                    raise BPError("result_too_large", "Too many tabs in use.", retryable=True,
+                                  context={"limit": "tabs", "max": MAX_WORKERS})
+                self._names += 1
+                worker = self._workers[raw_id] = TabWorker(raw_id, f"tab-{self._names}")
+        future = worker.submit(fn)
+        try:
+            return future.result(timeout=timeout_s)
+        except FutureTimeout:
+            if future.cancel():
+                raise BPError("command_expired", "The tab was busy with earlier commands past this command's deadline.",
+                              retryable=True) from None
+            raise BPError("unknown_outcome", "The command did not finish before its deadline.",
+                          context={"reason": "deadline"}) from None
+
+    def stop(self, raw_id):
+        with self._lock:
+            worker = self._workers.pop(raw_id, None)
+        if worker:
+            worker.stop()
+
+    def stop_all(self):
+        with self._lock:
+            workers, self._workers = list(self._workers.values()), {}
+        for worker in workers:
+            worker.stop()
+
+
+def session_for(worker, browser):
+    """The worker's CDP session, attached on first use (and again after a detach)."""
+    conn = browser.require()
+    if worker.session is None or not worker.session.alive or worker.session.conn is not conn:
+        worker.session = TabSession(conn, browser.targets, worker.raw_id)
+    return worker.session
+

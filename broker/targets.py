@@ -1,0 +1,150 @@
+"""What the browser has open, learnt passively from Target events on the one WebSocket.
+
+The table is per connection generation. Raw CDP target and context ids stay in here and in the
+janitor; Agents only ever see opaque ids (broker/agents.py) and profile ids minted below.
+"""
+
+import json
+import logging
+import threading
+import uuid
+
+log = logging.getLogger("broker.targets")
+
+MAX_TARGETS = 4096
+MAX_PROFILE_CONTEXTS = 128
+EXCLUDED_SCHEMES = ("devtools:", "chrome:", "chrome-extension:", "chrome-untrusted:", "edge:", "edge-extension:",
+                    "brave:", "vivaldi:", "chrome-search:", "extension:")
+
+
+def eligible(info):
+    """A page target an Agent may see: not DevTools, browser-internal or extension-owned."""
+    if info.get("type") != "page":
+        return False
+    url = (info.get("url") or "").lower()
+    if url.startswith(EXCLUDED_SCHEMES):
+        return False
+    if info.get("internal"):
+        return False  # Browser Pilot's own temporary pages (profile identification)
+    return True
+
+
+class Targets:
+    """Raw target table + per-session event routing for one browser connection."""
+
+    def __init__(self):
+        self.lock = threading.RLock()
+        self.changed = threading.Condition(self.lock)
+        self.infos = {}  # raw target id -> targetInfo (+ "seq", "internal")
+        self._seq = 0
+        self.sessions = {}  # CDP session id -> TabSession
+        self.profile_ids = {}  # browserContextId -> (public id, label)
+        self.internal = set()  # raw ids of Browser Pilot's temporary pages
+        self.on_destroyed = []  # callbacks(raw id)
+        self.overflow = False
+
+    # --- events (called on the janitor-relay thread: keep it short) ------------------------------
+
+    def on_event(self, method, raw):
+        if method is None:
+            return
+        if method.startswith("Target.") and b'"sessionId"' not in raw[-160:]:
+            message = json.loads(raw)
+            self.apply(method, message.get("params") or {})
+            return
+        if b'"sessionId"' in raw[-160:]:
+            message = json.loads(raw)
+            session = self.sessions.get(message.get("sessionId"))
+            if session is not None:
+                session.deliver(method, message.get("params") or {})
+
+    def apply(self, method, params):
+        if method in ("Target.targetCreated", "Target.targetInfoChanged"):
+            info = params.get("targetInfo") or {}
+            target_id = info.get("targetId")
+            if not target_id:
+                return
+            with self.lock:
+                known = self.infos.get(target_id)
+                if known is None and method != "Target.targetCreated":
+                    return  # an update for a target already gone (or never announced)
+                if known is None:
+                    if len(self.infos) >= MAX_TARGETS:
+                        self.overflow = True
+                        return
+                    self._seq += 1
+                    info = dict(info, seq=self._seq)
+                else:
+                    info = dict(known, **info)
+                if target_id in self.internal:
+                    info["internal"] = True
+                self.infos[target_id] = info
+                context = info.get("browserContextId")
+                if context and context not in self.profile_ids and info.get("type") == "page" \
+                        and len(self.profile_ids) < MAX_PROFILE_CONTEXTS:
+                    self.profile_ids[context] = (f"profile-context:{uuid.uuid4()}", f"Profile {len(self.profile_ids) + 1}")
+        elif method == "Target.targetDestroyed":
+            target_id = params.get("targetId")
+            with self.lock:
+                self.infos.pop(target_id, None)
+                self.changed.notify_all()
+            for callback in list(self.on_destroyed):
+                callback(target_id)
+        elif method == "Target.detachedFromTarget":
+            session = self.sessions.pop(params.get("sessionId"), None)
+            if session is not None:
+                session.detached()
+
+    def load(self, target_infos):
+        """Reconcile with Target.getTargets after connecting."""
+        for info in target_infos:
+            self.apply("Target.targetCreated", {"targetInfo": info})
+
+    # --- queries ---------------------------------------------------------------------------------
+
+    def pages(self):
+        """Eligible page targets in first-seen order: [(raw id, info)]."""
+        with self.lock:
+            rows = [(t, dict(i)) for t, i in self.infos.items() if eligible(i)]
+        rows.sort(key=lambda row: row[1]["seq"])
+        return rows
+
+    def info(self, target_id):
+        with self.lock:
+            info = self.infos.get(target_id)
+            return dict(info) if info else None
+
+    def profile(self, context_id):
+        return self.profile_ids.get(context_id)
+
+    def context_for_profile(self, public_id):
+        for context, (pid, _) in self.profile_ids.items():
+            if pid == public_id:
+                return context
+        return None
+
+    def live_contexts(self):
+        """browserContextIds that currently hold at least one page target, in label order."""
+        with self.lock:
+            live = {i.get("browserContextId") for i in self.infos.values()
+                    if i.get("type") == "page" and not i.get("internal")}
+        return [c for c in self.profile_ids if c in live]
+
+    def wait_gone(self, target_ids, timeout_s):
+        """Wait until Chrome reports these targets destroyed; returns those still present."""
+        import time
+
+        deadline = time.monotonic() + timeout_s
+        with self.changed:
+            while True:
+                left = [t for t in target_ids if t in self.infos]
+                remaining = deadline - time.monotonic()
+                if not left or remaining <= 0:
+                    return left
+                self.changed.wait(remaining)
+
+    def mark_internal(self, target_id):
+        with self.lock:
+            self.internal.add(target_id)
+            if target_id in self.infos:
+                self.infos[target_id]["internal"] = True

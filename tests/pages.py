@@ -1,0 +1,73 @@
+"""Fixture pages served on 127.0.0.1 for end-to-end tests, with request bookkeeping."""
+
+import html
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+
+class PageServer:
+    def __init__(self):
+        self.lock = threading.Condition()
+        self.log = []  # (path, event, time)
+        self.in_flight = {}
+        self.max_in_flight = {}
+        self.arrived = {}
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                server.handle(self)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.port = self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def url(self, path):
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def handle(self, request):
+        parts = urlsplit(request.path)
+        query = {k: v[0] for k, v in parse_qs(parts.query).items()}
+        title = query.get("title", parts.path)
+        body = ""
+        if parts.path == "/slow":  # holds the response; tracks overlap per group
+            group = query.get("group", "")
+            with self.lock:
+                self.log.append((request.path, "start", time.monotonic()))
+                self.in_flight[group] = self.in_flight.get(group, 0) + 1
+                self.max_in_flight[group] = max(self.max_in_flight.get(group, 0), self.in_flight[group])
+                self.lock.notify_all()
+            time.sleep(float(query.get("wait", "0.3")))
+            with self.lock:
+                self.in_flight[group] -= 1
+                self.log.append((request.path, "end", time.monotonic()))
+        elif parts.path == "/barrier":  # answers once `n` requests of a group arrived (or 20 s)
+            group, n = query.get("group", ""), int(query.get("n", "2"))
+            with self.lock:
+                self.arrived[group] = self.arrived.get(group, 0) + 1
+                self.lock.notify_all()
+                together = self.lock.wait_for(lambda: self.arrived[group] >= n, timeout=20)
+            title = "together" if together else "alone"
+        body = query.get("body", body)
+        page = f"<!doctype html><html><head><title>{html.escape(title)}</title></head><body>{body}</body></html>"
+        data = page.encode()
+        request.send_response(200)
+        request.send_header("Content-Type", "text/html; charset=utf-8")
+        request.send_header("Content-Length", str(len(data)))
+        request.end_headers()
+        request.wfile.write(data)
+
+    def wait_for_log(self, predicate, timeout=10):
+        with self.lock:
+            return self.lock.wait_for(lambda: predicate(self.log), timeout=timeout)
+
+    def stop(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
