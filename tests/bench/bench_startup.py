@@ -86,6 +86,35 @@ def bench_crash_cleanup(home, env, chromium, runs, tabs=20):
     median_table({f"{tabs} managed tabs closed": samples})
 
 
+def bench_tabs(home, env, chromium, runs, tab_count=50):
+    created = [chromium.new_user_tab() for _ in range(tab_count)]
+    try:
+        cases = {"bp status": [helpers.BP, "status"], f"bp tabs ({tab_count}+ tabs)": [helpers.BP, "tabs"]}
+        samples = {name: [] for name in cases}
+        for _ in range(runs):
+            for name, args in cases.items():
+                samples[name].append(timed(args, env))
+        print("Inventory (interleaved):")
+        median_table(samples)
+    finally:
+        for target in created:
+            chromium.close_tab(target)
+
+
+def bench_memory(home, env, keys=10, tabs_per_key=5):
+    for k in range(keys):
+        key = f"mem-agent-{k:02d}"
+        subprocess.run([helpers.BP, "--client-key", key, "connect"], env=env, stdout=subprocess.DEVNULL, check=True)
+        for _ in range(tabs_per_key - 1):
+            subprocess.run([helpers.BP, "--client-key", key, "open", "--new", "about:blank"], env=env,
+                           stdout=subprocess.DEVNULL, check=True)
+    import json
+
+    status = json.loads(subprocess.run([helpers.BP, "status"], env=env, capture_output=True, text=True).stdout)
+    for proc in status["processes"]:
+        print(f"Memory with {keys} keys x {tabs_per_key} tabs: {proc['role']} RSS {proc['rssBytes'] / 1048576:.1f} MiB")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=30)
@@ -99,6 +128,10 @@ def main():
         bench_hot_path(env, args.runs)
         bench_cold_connect(home, env, max(10, args.runs // 3))
         bench_crash_cleanup(home, env, chromium, max(5, args.runs // 6))
+        subprocess.run([helpers.BP, "connect"], env=env, stdout=subprocess.DEVNULL, check=True)
+        bench_tabs(home, env, chromium, args.runs)
+        helpers.stop_brokers(home)
+        bench_memory(home, env)
     finally:
         helpers.stop_brokers(home)
         chromium.stop()
