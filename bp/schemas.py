@@ -70,6 +70,7 @@ class OpenArgs(Schema):
     url = fields.String(required=True, validate=validate.Length(min=1, max=8192))
     new = fields.Boolean(truthy={True}, falsy={False})
     profile = fields.String(validate=validate.Length(min=1, max=256))
+    limit = fields.Integer(strict=True, validate=validate.Range(min=1, max=10_000))
 
 
 class CloseArgs(Schema):
@@ -92,6 +93,29 @@ class ProfileArgs(Schema):
         unknown = RAISE
 
     selector = fields.String(required=True, validate=validate.Length(min=1, max=256))
+
+
+class SnapshotArgs(Schema):
+    class Meta:
+        unknown = RAISE
+
+    limit = fields.Integer(strict=True, validate=validate.Range(min=1, max=10_000))
+
+
+class ClickArgs(Schema):
+    class Meta:
+        unknown = RAISE
+
+    ref = fields.Integer(strict=True, validate=validate.Range(min=1, max=10_000))
+    xy = fields.List(fields.Float(allow_nan=False), validate=validate.Length(equal=2))
+    button = fields.String(validate=validate.OneOf(["left", "right"]))
+    clickCount = fields.Integer(strict=True, validate=validate.Range(min=1, max=2))
+    limit = fields.Integer(strict=True, validate=validate.Range(min=1, max=10_000))
+
+    @validates_schema
+    def _one_target(self, data, **_):
+        if ("ref" in data) == ("xy" in data):
+            raise ValidationError("give exactly one of ref or xy", field_name="ref")
 
 
 class InstallationSchema(Schema):
@@ -143,6 +167,8 @@ ARGS_SCHEMAS = {
     protocol.OP_CLOSE: CloseArgs(),
     protocol.OP_PROFILES: ProfilesArgs(),
     protocol.OP_PROFILE: ProfileArgs(),
+    protocol.OP_SNAPSHOT: SnapshotArgs(),
+    protocol.OP_CLICK: ClickArgs(),
 }
 
 REQUEST = RequestSchema()

@@ -17,8 +17,8 @@ def normalize(url):
     url = url.strip()
     if len(url) > MAX_URL_CHARS:
         raise invalid_argument("url", f"The URL is longer than {MAX_URL_CHARS} characters.")
-    if any(ch in url for ch in "\x00\r\n\t") or " " in url.split("#")[0].split("?")[0]:
-        raise invalid_argument("url", "The URL contains whitespace or control characters.")
+    if any(ord(ch) < 0x20 or ord(ch) == 0x7f for ch in url):
+        raise invalid_argument("url", "The URL contains control characters.")
     match = _SCHEME.match(url)
     host_port = match and re.match(r"^\d+(/|$|\?|#)", match.group(2))  # "localhost:8080/x" has no scheme
     if not match or host_port:
@@ -33,6 +33,6 @@ def normalize(url):
             parts.port  # noqa: B018 - raises on a malformed port
         except ValueError:
             raise invalid_argument("url", "The URL is malformed.") from None
-        if not parts.hostname:
-            raise invalid_argument("url", "The URL has no host.")
+        if not parts.hostname or " " in parts.netloc:
+            raise invalid_argument("url", "The URL has no valid host.")
     return url

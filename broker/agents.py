@@ -38,6 +38,7 @@ class Agent:
         self.selected = None  # raw target id
         self.selected_profile = None  # browserContextId
         self.controlled = set()  # raw ids of user tabs this Agent controls
+        self.observations = {}  # raw target id -> latest Observation (refs), memory only
 
     def renew(self, now):
         self.lease_expires_at = now + LEASE_TTL_S
@@ -74,6 +75,7 @@ class Agent:
             self.raw_by_opaque.pop(opaque, None)
         self.managed_targets.pop(raw, None)
         self.controlled.discard(raw)
+        self.observations.pop(raw, None)
         if self.selected == raw:
             self.selected = None
 
@@ -184,6 +186,7 @@ class Agents:
             if self.control.get(raw) == agent.key:
                 del self.control[raw]
             agent.controlled.discard(raw)
+            agent.observations.pop(raw, None)  # released control invalidates its refs
 
     def forget_target(self, raw):
         with self.lock:

@@ -32,11 +32,20 @@ class TabSession:
         self._seq = 0
         self._cond = threading.Condition()
         self.alive = True
+        self.frame_id = None  # main frame
+        self.loader = None  # main frame's current loader: a new one means a new document
+        self.dialog = None  # an open JavaScript dialog blocks the page's scripts
+        self._world = None  # (loader, execution context id) of Browser Pilot's isolated world
         reply = conn.cdp("Target.attachToTarget", {"targetId": raw_id, "flatten": True}, timeout_s=timeout_s)
         self.session_id = reply["sessionId"]
         targets.sessions[self.session_id] = self
         self.call("Page.enable", timeout_s=timeout_s)
         self.call("Page.setLifecycleEventsEnabled", {"enabled": True}, timeout_s=timeout_s)
+        # Background tabs behave as focused (menus, focus events) without raising any window.
+        self.call("Emulation.setFocusEmulationEnabled", {"enabled": True}, timeout_s=timeout_s)
+        tree = self.call("Page.getFrameTree", timeout_s=timeout_s)["frameTree"]["frame"]
+        if self.loader is None:
+            self.frame_id, self.loader = tree["id"], tree.get("loaderId")
 
     def call(self, method, params=None, timeout_s=30.0):
         if not self.alive:
@@ -44,6 +53,14 @@ class TabSession:
         return self.conn.cdp(method, params, session_id=self.session_id, timeout_s=timeout_s)
 
     def deliver(self, method, params):
+        if method == "Page.frameNavigated":
+            frame = params.get("frame") or {}
+            if not frame.get("parentId"):
+                self.frame_id, self.loader, self._world = frame.get("id"), frame.get("loaderId"), None
+        elif method == "Page.javascriptDialogOpening":
+            self.dialog = {"type": params.get("type"), "hasBrowserHandler": params.get("hasBrowserHandler")}
+        elif method == "Page.javascriptDialogClosed":
+            self.dialog = None
         with self._cond:
             self._seq += 1
             self._events.append((self._seq, method, params))
@@ -70,6 +87,20 @@ class TabSession:
                 if remaining <= 0 or not self.alive:
                     return None
                 self._cond.wait(remaining)
+
+    def world(self, name):
+        """(execution context id, loader) of Browser Pilot's isolated world in the current
+        main-frame document, created once per document."""
+        world = self._world
+        if world is None or world[0] != self.loader:
+            loader = self.loader
+            reply = self.call("Page.createIsolatedWorld", {"frameId": self.frame_id, "worldName": name,
+                                                           "grantUniveralAccess": False})
+            world = self._world = (loader, reply["executionContextId"])
+        return world[1], world[0]
+
+    def forget_world(self):
+        self._world = None
 
     def evaluate(self, expression, timeout_s=10.0):
         reply = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True}, timeout_s=timeout_s)

@@ -24,6 +24,8 @@ COMMANDS = {
     "close": ("cli.commands.tabs", "close"),
     "profiles": ("cli.commands.tabs", "profiles"),
     "profile": ("cli.commands.tabs", "profile"),
+    "snapshot": ("cli.commands.observe", "snapshot"),
+    "click": ("cli.commands.actions", "click_ref"),
 }
 
 

@@ -2,6 +2,7 @@
 
 from bp import protocol
 from bp.errors import BPError, invalid_argument
+from broker import observe
 from broker import profiles as profile_identity
 from broker import routing
 from broker.registry import handler
@@ -42,18 +43,6 @@ def tab(broker, request):
             "profileContextId": row["profileContextId"], "title": row["title"], "url": row["url"]}
 
 
-def _observe(broker, agent, raw, session, extra=None):
-    """The observation shape, as far as this release observes: title, url, profile."""
-    state = session.page_state()
-    info = broker.browser.targets.info(raw) or {}
-    profile = broker.browser.targets.profile(info.get("browserContextId"))
-    out = {"title": state["title"], "url": state["url"]}
-    if profile:
-        out["profileContextId"] = profile[0]
-    out.update(extra or {})
-    return out
-
-
 @handler(protocol.OP_OPEN)
 def open_url(broker, request):
     agent = routing.agent_for(broker, request)
@@ -70,10 +59,12 @@ def open_url(broker, request):
 
         session = session_for(worker, broker.browser)
         result = session.navigate(url, timeout_s=max(1.0, request.remaining() - 0.5))
-        extra = {}
+        observation = observe.observe(broker, agent, raw, session, request.args.get("limit", 50),
+                                      timeout_s=max(1.0, request.remaining() - 0.5))
         if result.get("navigationError"):
-            extra["evidence"] = {"action": "navigate", "status": "mismatch", "navigationError": result["navigationError"]}
-        return _observe(broker, agent, raw, session, extra)
+            observation["evidence"] = {"action": "navigate", "status": "mismatch",
+                                       "navigationError": result["navigationError"]}
+        return observation
 
     return broker.browser.workers.run(raw, navigate, timeout_s=request.remaining())
 

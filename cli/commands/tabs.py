@@ -6,7 +6,7 @@ Broker side: broker/handlers/tabs.py (same operation names, from bp.protocol).
 import click
 
 from bp import protocol
-from cli import client, signals
+from cli import client, render, signals
 from cli.output import escape, finish
 
 
@@ -22,15 +22,6 @@ def _render_tabs(r):
     for t in r["tabs"]:
         mark = "*" if t["selected"] else " "
         lines.append(f"{mark} {t['index']:>2}  [{t['origin']}, {t['controlState']}]  {escape(t['url'])}  {escape(t['title'])}")
-    return "\n".join(lines)
-
-
-def _render_page(r):
-    lines = [f"[page] {escape(r.get('title'))} | {escape(r.get('url'))}"]
-    evidence = r.get("evidence")
-    if evidence:
-        lines.append(f"[evidence] {evidence.get('action')}: {evidence.get('status')}"
-                     + (f" ({escape(evidence['navigationError'])})" if evidence.get("navigationError") else ""))
     return "\n".join(lines)
 
 
@@ -100,12 +91,12 @@ def open_url(url, new, profile, limit):
     """
     from bp import urls
 
-    args = {"url": urls.normalize(url)}
+    args = {"url": urls.normalize(url), "limit": limit}
     if new:
         args["new"] = True
     if profile is not None:
         args["profile"] = profile
-    _call(protocol.OP_OPEN, args, _render_page)
+    _call(protocol.OP_OPEN, args, render.observation)
 
 
 @click.command()

@@ -1,0 +1,33 @@
+"""Action family: click (cli/commands/actions.py)."""
+
+import time
+
+from bp import protocol
+from bp.errors import BPError
+from broker import actions, observe, routing
+from broker.registry import handler
+from broker.tabs import session_for
+
+
+@handler(protocol.OP_CLICK)
+def click(broker, request):
+    agent = routing.agent_for(broker, request)
+    raw = routing.selected_tab(broker, agent, request, create=False)
+    deadline = time.monotonic() + request.remaining()
+
+    def run(worker):
+        session = session_for(worker, broker.browser)
+        evidence = actions.click(broker, agent, raw, session, request.args, deadline)
+        if session.dialog is not None:
+            # A JavaScript dialog blocks the page: answer with the evidence, not a hung observation.
+            return {"evidence": evidence, "dialog": session.dialog}
+        try:
+            result = observe.observe(broker, agent, raw, session, request.args.get("limit", 50),
+                                     timeout_s=max(1.0, deadline - time.monotonic()))
+        except BPError as exc:
+            raise BPError("unknown_outcome", "The click was dispatched but the page could not be observed after it.",
+                          context={"action": "click", "reason": exc.code, "evidence": evidence}) from None
+        result["evidence"] = evidence
+        return result
+
+    return broker.browser.workers.run(raw, run, timeout_s=request.remaining())

@@ -1,0 +1,245 @@
+// Browser Pilot observation walker. Runs in Browser Pilot's isolated world of the top document
+// (page scripts cannot see or tamper with it) and returns what a person could act on now.
+// Element handles stay in this world, keyed by Agent and observation, so a ref is bound to the
+// exact node: a replaced node, even an identical-looking one, is never mistaken for the old one.
+(function (opts) {
+  "use strict";
+  const started = performance.now();
+  const LIMIT = opts.limit, MAX_NAME = 4096, MAX_VALUE = 65536, MAX_TEXT = 1000000, MAX_DEPTH = 128;
+  const WORK_MS = opts.workMs || 3000;
+  const reasons = new Set();
+  let textBudget = MAX_TEXT;
+  const ROLES = new Set(["button", "link", "textbox", "searchbox", "combobox", "listbox", "checkbox", "radio",
+    "spinbutton", "slider", "switch", "menuitem", "menuitemcheckbox", "menuitemradio", "tab", "option", "treeitem"]);
+  const NAME_FROM_CONTENT = new Set(["button", "link", "tab", "menuitem", "menuitemcheckbox", "menuitemradio",
+    "option", "treeitem", "switch", "checkbox", "radio"]);
+  const INPUT_ROLES = {checkbox: "checkbox", radio: "radio", range: "slider", number: "spinbutton", search: "searchbox",
+    button: "button", submit: "button", reset: "button", image: "button", email: "textbox", tel: "textbox",
+    text: "textbox", url: "textbox", password: "textbox", date: "textbox", "datetime-local": "textbox",
+    month: "textbox", time: "textbox", week: "textbox", color: "button", file: "button"};
+
+  function cut(text, max) {
+    text = text || "";
+    if (text.length > max) { reasons.add("text_limit"); text = text.slice(0, max); }
+    if (text.length > textBudget) { reasons.add("text_limit"); text = text.slice(0, Math.max(0, textBudget)); }
+    textBudget -= text.length;
+    return text;
+  }
+  function clean(text) { return (text || "").replace(/\s+/g, " ").trim(); }
+  function explicitRole(el) {
+    const role = (el.getAttribute("role") || "").trim().split(/\s+/)[0].toLowerCase();
+    return role || null;
+  }
+  function textOf(el) {
+    if (!el) return "";
+    let text = el.innerText;
+    if (text === undefined || text === null || (text === "" && el.textContent)) text = el.textContent;
+    text = clean(text);
+    if (!text) {
+      const img = el.querySelector && el.querySelector("img[alt], [aria-label]");
+      if (img) text = clean(img.getAttribute("alt") || img.getAttribute("aria-label"));
+    }
+    return text;
+  }
+  function byId(el, id) {
+    const root = el.getRootNode();
+    return (root.getElementById ? root.getElementById(id) : null) || el.ownerDocument.getElementById(id);
+  }
+  function roleOf(el) {
+    const tag = el.localName, role = explicitRole(el);
+    if (role && ROLES.has(role)) return role;
+    if (role === "presentation" || role === "none") return null;
+    if (tag === "a" && el.hasAttribute("href")) return "link";
+    if (tag === "button") return "button";
+    if (tag === "input") {
+      const type = (el.getAttribute("type") || "text").toLowerCase();
+      if (type === "hidden") return null;
+      if ((type === "text" || type === "search" || type === "") && el.hasAttribute("list")) return "combobox";
+      return INPUT_ROLES[type] || "textbox";
+    }
+    if (tag === "select") return el.multiple || el.size > 1 ? "listbox" : "combobox";
+    if (tag === "textarea") return "textbox";
+    if (tag === "summary") return "button";
+    if (el.isContentEditable && !(el.parentElement && el.parentElement.isContentEditable)) return "textbox";
+    return null;
+  }
+  function domOnlyRole(el, style, parentStyle) {
+    // Controls the accessibility tree misses: focusable or pointer-cursor elements with handlers.
+    if (el.hasAttribute("onclick")) return "button";
+    if (el.hasAttribute("tabindex") && el.tabIndex >= 0 && !["html", "body"].includes(el.localName)) return "button";
+    if (style.cursor === "pointer" && (!parentStyle || parentStyle.cursor !== "pointer")) return "button";
+    return null;
+  }
+  function nameOf(el, role) {
+    let name = "";
+    const labelledby = el.getAttribute("aria-labelledby");
+    if (labelledby) name = clean(labelledby.split(/\s+/).map((id) => textOf(byId(el, id))).join(" "));
+    if (!name) name = clean(el.getAttribute("aria-label"));
+    if (!name && el.labels && el.labels.length) name = clean(Array.from(el.labels).map(textOf).join(" "));
+    if (!name && NAME_FROM_CONTENT.has(role) && el.localName !== "input") name = textOf(el);
+    if (!name) name = clean(el.getAttribute("title"));
+    if (!name) name = clean(el.getAttribute("placeholder"));
+    if (!name) name = clean(el.getAttribute("alt"));
+    if (!name && el.localName === "input" && ["button", "submit", "reset"].includes((el.type || "").toLowerCase()))
+      name = clean(el.value || (el.type === "submit" ? "Submit" : el.type === "reset" ? "Reset" : ""));
+    if (!name && !["textbox", "searchbox", "combobox", "listbox", "slider", "spinbutton"].includes(role)) name = textOf(el);
+    return name;
+  }
+  function valueOf(el, role) {
+    if (el.localName === "input") {
+      const type = (el.type || "").toLowerCase();
+      if (type === "password") return null;  // never echo a secret
+      if (["checkbox", "radio", "button", "submit", "reset", "image", "file", "color"].includes(type)) return null;
+      return el.value;
+    }
+    if (el.localName === "textarea") return el.value;
+    if (el.localName === "select") return Array.from(el.selectedOptions || []).map((o) => clean(o.textContent)).join(", ");
+    if (role === "textbox" && el.isContentEditable) return clean(el.innerText);
+    const now = el.getAttribute("aria-valuenow") || el.getAttribute("aria-valuetext");
+    return now;
+  }
+  function checkedOf(el) {
+    if (el.localName === "input" && ["checkbox", "radio"].includes((el.type || "").toLowerCase())) return el.checked;
+    return el.getAttribute("aria-checked") === "true";
+  }
+  function disabled(el) {
+    if (el.matches(":disabled")) return true;
+    return !!el.closest("[aria-disabled='true'], [inert]");
+  }
+  function hostOf(node) { const root = node.getRootNode(); return root && root.host ? root.host : null; }
+  function composedContains(outer, inner) {
+    for (let n = inner; n; n = n.parentNode || (n.host || null)) if (n === outer) return true;
+    return false;
+  }
+  function deepHit(doc, x, y) {
+    let hit = doc.elementFromPoint(x, y);
+    while (hit && hit.shadowRoot) {
+      const inner = hit.shadowRoot.elementFromPoint(x, y);
+      if (!inner || inner === hit) break;
+      hit = inner;
+    }
+    return hit;
+  }
+  function accepts(el, hit) {
+    if (!hit) return false;
+    if (hit === el || composedContains(el, hit)) return true;
+    if (el.labels && Array.from(el.labels).some((l) => l === hit || composedContains(l, hit))) return true;
+    for (let h = hostOf(el); h; h = hostOf(h)) if (h === hit) return true;
+    return false;
+  }
+  function reachable(el, rect, doc, win) {
+    // Covered elements are not actionable. Off-screen ones are (after scrolling), so only points
+    // inside the viewport are tested.
+    const points = [[0.5, 0.5], [0.25, 0.25], [0.75, 0.25], [0.25, 0.75], [0.75, 0.75]];
+    let tested = 0;
+    for (const [fx, fy] of points) {
+      const x = rect.left + rect.width * fx, y = rect.top + rect.height * fy;
+      if (x < 0 || y < 0 || x >= win.innerWidth || y >= win.innerHeight) continue;
+      tested++;
+      if (accepts(el, deepHit(doc, x, y))) return true;
+    }
+    return tested === 0;
+  }
+  function modalRoot(doc) {
+    let modal = null;
+    for (const d of doc.querySelectorAll("dialog")) { try { if (d.matches(":modal")) modal = d; } catch (e) {} }
+    if (modal) return modal;
+    const aria = Array.from(doc.querySelectorAll("[aria-modal='true']")).filter((m) => {
+      const s = getComputedStyle(m); const r = m.getBoundingClientRect();
+      return s.display !== "none" && s.visibility !== "hidden" && r.width > 0 && r.height > 0;
+    });
+    return aria.length ? aria[aria.length - 1] : null;
+  }
+
+  const store = (globalThis.__browserPilot = globalThis.__browserPilot || {});
+  const els = [], facts = [], out = [];
+  let eligible = 0, framesOmitted = 0, stop = false;
+  const topModal = modalRoot(document);
+  const modalRefs = [];
+
+  function visit(el, depth, ctx) {
+    if (stop) return;
+    if (depth > MAX_DEPTH) { reasons.add("depth_limit"); return; }
+    if (performance.now() - started > WORK_MS) { reasons.add("work_limit"); stop = true; return; }
+    const style = getComputedStyle(el);
+    if (style.display === "none") return;
+    if (el.getAttribute("aria-hidden") === "true" || el.hasAttribute("inert")) return;
+    const role = roleOf(el) || (ctx.insideControl ? null : domOnlyRole(el, style, ctx.parentStyle));
+    let counted = false;
+    if (role && style.visibility !== "hidden" && style.visibility !== "collapse") {
+      const rect = el.getBoundingClientRect();
+      const hiddenByOpacity = parseFloat(style.opacity) === 0 && !(el.labels && el.labels.length);
+      const inModal = !ctx.modal || composedContains(ctx.modal, el);
+      if (rect.width > 0 && rect.height > 0 && !hiddenByOpacity && !disabled(el) && inModal &&
+          style.pointerEvents !== "none" && reachable(el, rect, ctx.doc, ctx.win)) {
+        eligible++;
+        counted = true;
+        if (out.length < LIMIT) {
+          const name = cut(nameOf(el, role), MAX_NAME);
+          const element = {role: role, name: name};
+          const value = valueOf(el, role);
+          if (value) element.value = cut(value, MAX_VALUE);
+          if (checkedOf(el)) element.checked = true;
+          out.push(element);
+          els.push(el);
+          facts.push([role, name]);
+          if (ctx.modal) modalRefs.push(out.length);
+        } else reasons.add("element_limit");
+      }
+    }
+    const childCtx = {doc: ctx.doc, win: ctx.win, modal: ctx.modal, parentStyle: style,
+      insideControl: ctx.insideControl || counted || !!roleOf(el)};
+    if (el.shadowRoot) for (const child of el.shadowRoot.children) visit(child, depth + 1, childCtx);
+    if (el.localName === "iframe" || el.localName === "frame") {
+      let inner = null;
+      try { inner = el.contentDocument; } catch (e) { inner = null; }
+      if (inner && inner.documentElement) {
+        const win = inner.defaultView;
+        visit(inner.documentElement, depth + 1, {doc: inner, win: win, modal: modalRoot(inner),
+          parentStyle: null, insideControl: false});
+      } else if (el.src && !/^(about:|javascript:)/.test(el.src)) framesOmitted++;
+      return;
+    }
+    for (const child of el.children) visit(child, depth + 1, childCtx);
+  }
+  visit(document.documentElement, 0, {doc: document, win: window, modal: topModal, parentStyle: null,
+    insideControl: false});
+
+  store[opts.key] = {id: opts.obs, els: els, facts: facts};
+  // For live revalidation of a single ref after same-document changes (resolve.js).
+  store.roleOf = roleOf;
+  store.nameOf = (el, role) => nameOf(el, role).slice(0, MAX_NAME);
+
+  const scroller = document.scrollingElement || document.documentElement;
+  const vw = window.innerWidth, vh = window.innerHeight;
+  const dw = Math.max(scroller.scrollWidth, vw), dh = Math.max(scroller.scrollHeight, vh);
+  const sx = Math.round(window.scrollX), sy = Math.round(window.scrollY);
+  const page = {viewportWidth: vw, viewportHeight: vh, documentWidth: dw, documentHeight: dh, scrollX: sx,
+    scrollY: sy, pixelsAbove: sy, pixelsBelow: Math.max(0, dh - vh - sy), pixelsLeft: sx,
+    pixelsRight: Math.max(0, dw - vw - sx),
+    scrollPercentX: dw > vw ? Math.round(100 * sx / (dw - vw)) : 0,
+    scrollPercentY: dh > vh ? Math.round(100 * sy / (dh - vh)) : 0};
+
+  const hints = [];
+  if (topModal) hints.push({code: "modal_overlay", source: "observation", confidence: "strong",
+    recommendedAction: "resolve_overlay_first", blocking: true, refs: modalRefs.slice(0, 32)});
+  const auto = [];
+  out.forEach((e, i) => {
+    const el = els[i];
+    if (e.role === "combobox" && (el.getAttribute("aria-autocomplete") || el.hasAttribute("list"))) auto.push(i + 1);
+  });
+  if (auto.length) hints.push({code: "autocomplete", source: "observation", confidence: "strong",
+    recommendedAction: "observe_then_select", refs: auto.slice(0, 32)});
+  const filters = [];
+  out.forEach((e, i) => { if (/\b(filter|sort|refine)/i.test(e.name)) filters.push(i + 1); });
+  if (filters.length >= 2) hints.push({code: "filter_controls", source: "observation", confidence: "strong",
+    recommendedAction: "review_refinement_controls", refs: filters.slice(0, 32)});
+  if (document.querySelector("input[type=password]")) hints.push({code: "authentication_surface",
+    source: "observation", confidence: "strong", recommendedAction: "inspect_authentication_state", state: "present"});
+  if (framesOmitted) hints.push({code: "frames_omitted", source: "observation", confidence: "strong",
+    recommendedAction: "inspect_visually", count: framesOmitted});
+
+  const order = ["element_limit", "text_limit", "depth_limit", "byte_limit", "work_limit"];
+  return {title: cut(document.title, MAX_NAME), url: location.href.slice(0, 16384), page: page, elements: out,
+    truncationReasons: order.filter((r) => reasons.has(r)), hints: hints.slice(0, 16), eligible: eligible};
+})

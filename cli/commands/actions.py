@@ -1,0 +1,56 @@
+"""Action family: click.
+
+Broker side: broker/handlers/actions.py (same operation names, from bp.protocol).
+"""
+
+import click
+
+from bp import protocol
+from cli import client, render, signals
+from cli.output import finish
+
+
+def _xy(ctx, param, value):
+    if value is None:
+        return None
+    try:
+        x, y = (float(v) for v in value.split(","))
+    except ValueError:
+        raise click.BadParameter("must be x,y in CSS pixels of the viewport, e.g. 120,340") from None
+    if not (0 <= x <= 100000 and 0 <= y <= 100000):
+        raise click.BadParameter("coordinates must be within the viewport")
+    return [x, y]
+
+
+@click.command()
+@click.argument("ref", type=click.IntRange(1, 10000), required=False)
+@click.option("--xy", callback=_xy, metavar="X,Y", help="Click viewport coordinates instead of a ref.")
+@click.option("--double", is_flag=True, help="Double-click.")
+@click.option("--right", is_flag=True, help="Right-click.")
+@click.option("-l", "--limit", type=click.IntRange(1, 10000), default=50, show_default=True,
+              help="Most elements in the returned observation.")
+def click_ref(ref, xy, double, right, limit):
+    """Click an element by its ref from the latest snapshot (or at --xy coordinates).
+
+    Checked before dispatch: the ref is current, the element enabled and not covered. Returns a
+    fresh snapshot plus evidence of what changed; the tab and window are never brought to front.
+
+    \b
+    Example:  bp click 3
+    """
+    if (ref is None) == (xy is None):
+        raise click.UsageError("Give exactly one of REF or --xy.")
+    if double and right:
+        raise click.UsageError("--double and --right cannot be combined.")
+    args = {"limit": limit}
+    if ref is not None:
+        args["ref"] = ref
+    else:
+        args["xy"] = xy
+    if right:
+        args["button"] = "right"
+    if double:
+        args["clickCount"] = 2
+    signals.install()
+    finish(client.call(click.get_current_context().obj, protocol.OP_CLICK, args, long_running=True),
+           render.observation)
