@@ -19,6 +19,7 @@ log = logging.getLogger("broker.tabs")
 MAX_WORKERS = 4096
 _STOP = object()
 EVENT_BUFFER = 512
+LOAD_GRACE_S = 3.0
 
 
 class TabSession:
@@ -121,6 +122,10 @@ class TabSession:
             if done is None:
                 raise BPError("unknown_outcome", "The navigation did not become interactive in time.",
                               context={"reason": "navigation_stalled"})
+            # Frames and late resources: give the load event a short, bounded chance. A page
+            # that never finishes loading is still observable once interactive.
+            self.wait_for(lambda m, p: m == "Page.lifecycleEvent" and p.get("name") == "load"
+                          and p.get("loaderId") == loader, since, min(LOAD_GRACE_S, timeout_s))
         return {}
 
     def page_state(self):

@@ -14,6 +14,7 @@ class PageServer:
         self.in_flight = {}
         self.max_in_flight = {}
         self.arrived = {}
+        self.html = {}  # id -> body, registered by tests
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -55,6 +56,14 @@ class PageServer:
                 self.lock.notify_all()
                 together = self.lock.wait_for(lambda: self.arrived[group] >= n, timeout=20)
             title = "together" if together else "alone"
+        if parts.path.startswith("/corpus/"):
+            from tests.corpus import CASES
+
+            case = CASES.get(parts.path[len("/corpus/"):])
+            if case:
+                title, body = parts.path[len("/corpus/"):], case[0]
+        elif parts.path == "/html":  # a page registered by a test
+            title, body = query.get("title", "page"), self.html.get(query.get("id"), "")
         body = query.get("body", body)
         page = f"<!doctype html><html><head><title>{html.escape(title)}</title></head><body>{body}</body></html>"
         data = page.encode()
@@ -63,6 +72,14 @@ class PageServer:
         request.send_header("Content-Length", str(len(data)))
         request.end_headers()
         request.wfile.write(data)
+
+    def page(self, body, title="page"):
+        """Serve `body` at a fresh URL; returns that URL."""
+        import os
+
+        key = os.urandom(6).hex()
+        self.html[key] = body
+        return self.url(f"/html?id={key}&title={title}")
 
     def wait_for_log(self, predicate, timeout=10):
         with self.lock:

@@ -1,0 +1,84 @@
+"""Observation corpus: capability cases with ground truth (role, name) that must and must not
+appear. Used by the end-to-end tests and by tests/bench/bench_observe.py for recall and
+false-interactable rates."""
+
+FRAME_INNER = "<button>Inner action</button>"
+
+
+def _srcdoc(html):
+    return html.replace("&", "&amp;").replace('"', "&quot;")
+
+
+CASES = {
+    "native_controls": (
+        """<button>Save</button><a href="/x">Docs</a><label for=q>Query</label><input id=q>
+        <label><input type=checkbox> Remember me</label><label><input type=radio name=r> Small</label>
+        <label for=s>Size</label><select id=s><option>One</option></select>
+        <label for=t>Notes</label><textarea id=t></textarea>""",
+        [("button", "Save"), ("link", "Docs"), ("textbox", "Query"), ("checkbox", "Remember me"),
+         ("radio", "Small"), ("combobox", "Size"), ("textbox", "Notes")], []),
+    "display_none": ("""<button>Shown</button><div style="display:none"><button>Gone</button></div>""",
+                     [("button", "Shown")], [("button", "Gone")]),
+    "visibility_hidden": ("""<div style="visibility:hidden"><button>Invisible</button>
+        <button style="visibility:visible">Visible child</button></div>""",
+                          [("button", "Visible child")], [("button", "Invisible")]),
+    "zero_size": ("""<button style="width:0;height:0;padding:0;border:0;overflow:hidden">Zero</button><button>Real</button>""",
+                  [("button", "Real")], [("button", "Zero")]),
+    "disabled": ("""<button disabled>Off</button><fieldset disabled><input aria-label="In fieldset"></fieldset>
+        <button>On</button>""", [("button", "On")], [("button", "Off"), ("textbox", "In fieldset")]),
+    "aria_disabled": ("""<div role=button aria-disabled=true tabindex=0>Nope</div><div role=button tabindex=0>Yes</div>""",
+                      [("button", "Yes")], [("button", "Nope")]),
+    "inert": ("""<div inert><button>Inert one</button></div><button>Live one</button>""",
+              [("button", "Live one")], [("button", "Inert one")]),
+    "aria_hidden": ("""<div aria-hidden=true><button>Hidden from AT</button></div><button>Exposed</button>""",
+                    [("button", "Exposed")], [("button", "Hidden from AT")]),
+    "native_modal": ("""<button>Behind</button><dialog id=d><button>Confirm</button><button>Cancel</button></dialog>
+        <script>document.getElementById('d').showModal()</script>""",
+                     [("button", "Confirm"), ("button", "Cancel")], [("button", "Behind")]),
+    "aria_modal": ("""<button>Under</button><div role=dialog aria-modal=true
+        style="position:fixed;inset:20px;background:#fff"><button>Accept cookies</button></div>""",
+                   [("button", "Accept cookies")], [("button", "Under")]),
+    "covered": ("""<button id=b>Covered</button><div style="position:fixed;inset:0;background:rgba(0,0,0,.5)"></div>""",
+                [], [("button", "Covered")]),
+    "cursor_pointer": ("""<div style="cursor:pointer" id=c>Card title</div>""", [("button", "Card title")], []),
+    "tabindex": ("""<div tabindex=0>Focusable thing</div><div tabindex=-1>Programmatic only</div>""",
+                 [("button", "Focusable thing")], [("button", "Programmatic only")]),
+    "onclick_attribute": ("""<span onclick="void 0">Tap here</span>""", [("button", "Tap here")], []),
+    "no_nested_duplicates": ("""<button style="cursor:pointer"><span style="cursor:pointer">Save draft</span></button>""",
+                             [("button", "Save draft")], [("button", "")]),
+    "shadow_dom": ("""<div id=host></div><script>const r=document.getElementById('host').attachShadow({mode:'open'});
+        r.innerHTML='<button>Shadow button</button><input aria-label="Shadow field">';</script>""",
+                   [("button", "Shadow button"), ("textbox", "Shadow field")], []),
+    "same_origin_iframe": (f"""<p>Top</p><iframe style="margin-left:40px" srcdoc="{_srcdoc(FRAME_INNER)}"></iframe>""",
+                           [("button", "Inner action")], []),
+    "nested_iframes": ("""<iframe style="margin:30px" srcdoc="<p>level one</p><iframe style='margin:20px' srcdoc='&lt;button&gt;Deep action&lt;/button&gt;'></iframe>"></iframe>""",
+                       [("button", "Deep action")], []),
+    "name_precedence": ("""<span id=lbl>From labelledby</span><button aria-labelledby=lbl aria-label=x>Text</button>
+        <button aria-label="From aria-label">Text two</button><input title="From title">
+        <input placeholder="From placeholder"><input type=image alt="From alt" src="data:,">
+        <input type=submit value="From value">""",
+                        [("button", "From labelledby"), ("button", "From aria-label"), ("textbox", "From title"),
+                         ("textbox", "From placeholder"), ("button", "From alt"), ("button", "From value")], []),
+    "contenteditable": ("""<div contenteditable=true aria-label="Editor"><p>Hello</p></div>""",
+                        [("textbox", "Editor")], []),
+    "explicit_roles": ("""<div role=button tabindex=0>Role button</div><div role=switch aria-checked=false tabindex=0>Wifi</div>
+        <div role=tab tabindex=0>Overview</div>""",
+                       [("button", "Role button"), ("switch", "Wifi"), ("tab", "Overview")], []),
+    "pointer_events_none": ("""<button style="pointer-events:none">Ghost</button><button>Solid</button>""",
+                            [("button", "Solid")], [("button", "Ghost")]),
+    "opacity_zero": ("""<input type=checkbox id=o style="opacity:0"><label for=o>Styled check</label>
+        <button style="opacity:0">Transparent</button>""",
+                     [("checkbox", "Styled check")], [("button", "Transparent")]),
+    "below_the_fold": ("""<div style="height:3000px"></div><button>Far below</button>""",
+                       [("button", "Far below")], []),
+    "anchor_without_href": ("""<a>Not a link</a><a href="#">A link</a>""", [("link", "A link")], [("link", "Not a link")]),
+    "hidden_input": ("""<input type=hidden value=x><input aria-label="Visible field">""",
+                     [("textbox", "Visible field")], [("textbox", "")]),
+    "password": ("""<label for=p>Password</label><input id=p type=password value="hunter2-secret">""",
+                 [("textbox", "Password")], []),
+    "details_summary": ("""<details><summary>More options</summary><p>x</p></details>""",
+                        [("button", "More options")], []),
+    "select_variants": ("""<select aria-label="Many" multiple><option>a</option></select>
+        <input type=search aria-label="Find"><input type=range aria-label="Volume">""",
+                        [("listbox", "Many"), ("searchbox", "Find"), ("slider", "Volume")], []),
+}
