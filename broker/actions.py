@@ -6,28 +6,41 @@ import time
 from bp.errors import BPError
 from broker import observe
 
-SETTLE_S = 0.15  # how long to watch for a navigation to start after input
 NAVIGATION_WAIT_S = 10.0
 EXPECTED_TOGGLE = {"checkbox", "radio", "switch", "menuitemcheckbox", "menuitemradio"}
+NAVIGATION_STARTS = ("Page.frameRequestedNavigation", "Page.frameStartedLoading", "Page.frameNavigated")
 
 
 def _mouse(session, x, y, button, count):
-    session.call("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y})
+    # A move is aligned to animation frames, which a background tab barely gets: send it without
+    # waiting for its acknowledgement; the press that follows flushes it, in order.
+    session.send_nowait("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y})
     for kind in ("mousePressed", "mouseReleased"):
+        # A click that opens alert()/confirm() blocks the page before it acknowledges the input.
         session.call("Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y, "button": button,
-                                                  "clickCount": count, "buttons": 1 if kind == "mousePressed" else 0})
+                                                  "clickCount": count, "buttons": 1 if kind == "mousePressed" else 0},
+                     abort=session.dialog_open)
+        if session.dialog_open():
+            return
 
 
 def settle(session, since, deadline):
-    """Wait for a navigation the input may have started to become interactive. Returns
-    "navigation" when the main document changed, None otherwise."""
+    """After input: if it started a main-frame navigation, wait until the new document is
+    interactive. Returns "navigation" when the main document changed, None otherwise.
+
+    One round trip through the tab's renderer orders us after every event the input caused, so
+    no fixed sleep is needed to notice a navigation."""
     loader_before = session.loader
-    started = session.wait_for(
-        lambda m, p: (m == "Page.frameStartedLoading" and p.get("frameId") == session.frame_id)
-        or (m == "Page.frameNavigated" and not (p.get("frame") or {}).get("parentId"))
-        or m == "Page.javascriptDialogOpening",
-        since, min(SETTLE_S, max(0.0, deadline - time.monotonic())))
-    if started is None or started[0] == "Page.javascriptDialogOpening":
+    if not session.dialog_open():
+        session.call("Runtime.evaluate", {"expression": "0", "returnByValue": True},
+                     timeout_s=max(0.1, deadline - time.monotonic()), abort=session.dialog_open)
+
+    def main_frame_navigation(method, params):
+        frame = params.get("frame") or {}
+        frame_id = params.get("frameId") or frame.get("id")
+        return method in NAVIGATION_STARTS and frame_id == session.frame_id and not frame.get("parentId")
+
+    if session.dialog_open() or session.wait_for(main_frame_navigation, since, 0) is None:
         return None
     done = session.wait_for(lambda m, p: m == "Page.lifecycleEvent" and p.get("name") == "DOMContentLoaded"
                             and p.get("frameId") == session.frame_id and p.get("loaderId") != loader_before,
@@ -43,36 +56,32 @@ def settle(session, since, deadline):
 def click(broker, agent, raw, session, args, deadline):
     button, count = args.get("button", "left"), args.get("clickCount", 1)
     popups_before = {t for t, i in broker.browser.targets.infos.items() if i.get("openerId") == raw}
+    before = role = name_before = None
     if "xy" in args:
         x, y = args["xy"]
-        before, kind, role = None, "coordinates", None
+        kind = "coordinates"
     else:
         answer = observe.resolve(broker, agent, raw, session, args["ref"])
-        x, y, before, role = answer["x"], answer["y"], answer["state"], answer["role"]
-        name_before = answer["name"]
-        kind = role if role in EXPECTED_TOGGLE or role in ("option",) else "control"
+        x, y, before, role, name_before = answer["x"], answer["y"], answer["state"], answer["role"], answer["name"]
+        kind = role if role in EXPECTED_TOGGLE or role == "option" else "control"
     loader_before = session.loader
     since = session.mark()
     _mouse(session, x, y, button, count)  # dispatched: from here on, failures are unknown_outcome
-    try:
-        navigated = settle(session, since, deadline)
-    except BPError:
-        raise
+    navigated = settle(session, since, deadline)
     effects = []
     if navigated or session.loader != loader_before:
         effects.append("navigation")
-    if session.dialog is not None:
+    if session.dialog_open():
         effects.append("dialog_opened")
     if session.wait_for(lambda m, p: m == "Page.navigatedWithinDocument" and p.get("frameId") == session.frame_id,
                         since, 0):
         effects.append("url_changed")  # same-document navigation (fragment, history API)
-    time.sleep(0.02)  # let a popup's target event arrive
     popups_after = {t for t, i in broker.browser.targets.infos.items() if i.get("openerId") == raw}
     if popups_after - popups_before:
         effects.append("popup_opened")
     evidence = {"action": "click", "kind": kind}
     after = None
-    if before is not None and "navigation" not in effects and session.dialog is None:
+    if before is not None and "navigation" not in effects and not session.dialog_open():
         try:
             answer = observe.resolve(broker, agent, raw, session, args["ref"], mode="state")
             after = answer["state"]

@@ -124,7 +124,7 @@ class BrowserConnection:
             self._local.push = push
         push.send_multipart([kind, payload])
 
-    def _call(self, kind, message, timeout_s):
+    def _call(self, kind, message, timeout_s, abort=None):
         if not self.alive:
             raise disconnected("The browser connection is not available.")
         call_id = next(self._ids)
@@ -134,9 +134,13 @@ class BrowserConnection:
             self._slots[call_id] = slot
         try:
             self._send(kind, json.dumps(message, separators=(",", ":")).encode())
-            if not slot.event.wait(timeout_s):
-                raise BPError("unknown_outcome", "The browser did not answer in time.",
-                              context={"method": message.get("method")})
+            deadline = time.monotonic() + timeout_s
+            while not slot.event.wait(min(0.02, max(0.0, deadline - time.monotonic())) if abort else timeout_s):
+                if abort is not None and abort():
+                    return None  # the caller stopped waiting (e.g. a dialog now blocks the page)
+                if abort is None or time.monotonic() >= deadline:
+                    raise BPError("unknown_outcome", "The browser did not answer in time.",
+                                  context={"method": message.get("method")})
         finally:
             with self._slots_lock:
                 self._slots.pop(call_id, None)
@@ -144,15 +148,28 @@ class BrowserConnection:
             raise disconnected("The browser connection was lost.", remediation_code="connect_browser")
         return slot.reply
 
-    def cdp(self, method, params=None, session_id=None, timeout_s=30.0):
+    def cdp(self, method, params=None, session_id=None, timeout_s=30.0, abort=None):
+        """Send a CDP command and wait for its reply. With `abort`, stop waiting (returning None)
+        as soon as abort() is true."""
         message = {"method": method, "params": params or {}}
         if session_id:
             message["sessionId"] = session_id
-        reply = self._call(jp.CDP, message, timeout_s)
+        reply = self._call(jp.CDP, message, timeout_s, abort)
+        if reply is None:
+            return None
         if "error" in reply:
             raise BPError("internal_error", f"{method} failed: {str(reply['error'].get('message'))[:200]}",
                           context={"method": method})
         return reply.get("result") or {}
+
+    def send_nowait(self, method, params=None, session_id=None):
+        """Send a CDP command whose reply nobody waits for (it is dropped on arrival)."""
+        if not self.alive:
+            raise disconnected("The browser connection is not available.")
+        message = {"id": next(self._ids), "method": method, "params": params or {}}
+        if session_id:
+            message["sessionId"] = session_id
+        self._send(jp.CDP, json.dumps(message, separators=(",", ":")).encode())
 
     def janitor_call(self, method, params=None, timeout_s=30.0):
         reply = self._call(jp.CALL, {"method": method, "params": params or {}}, timeout_s)

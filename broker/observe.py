@@ -66,6 +66,9 @@ def observe(broker, agent, raw, session, limit, timeout_s=15.0):
     """A fresh observation of the tab, stored as the Agent's latest for it."""
     if not 1 <= limit <= MAX_LIMIT:
         raise BPError("invalid_argument", f"--limit must be 1-{MAX_LIMIT}.", context={"field": "limit"})
+    if session.dialog_open():
+        raise BPError("action_not_verified", "A JavaScript dialog is open in this tab and blocks the page.",
+                      retryable=True, context={"reason": "dialog_open", "dialogType": session.dialog.get("type")})
     context_id, loader = session.world(WORLD_NAME)
     obs = Observation(broker.browser.generation, raw, session, loader, context_id, 0)
     opts = {"limit": limit, "key": world_key(agent.key), "obs": obs.id}

@@ -48,10 +48,16 @@ class TabSession:
         if self.loader is None:
             self.frame_id, self.loader = tree["id"], tree.get("loaderId")
 
-    def call(self, method, params=None, timeout_s=30.0):
+    def call(self, method, params=None, timeout_s=30.0, abort=None):
         if not self.alive:
             raise BPError("target_not_owned", "The tab is gone.", context={"reason": "target_detached"})
-        return self.conn.cdp(method, params, session_id=self.session_id, timeout_s=timeout_s)
+        return self.conn.cdp(method, params, session_id=self.session_id, timeout_s=timeout_s, abort=abort)
+
+    def send_nowait(self, method, params=None):
+        self.conn.send_nowait(method, params, session_id=self.session_id)
+
+    def dialog_open(self):
+        return self.dialog is not None
 
     def deliver(self, method, params):
         if method == "Page.frameNavigated":

@@ -20,7 +20,7 @@ def click(broker, request):
         evidence = actions.click(broker, agent, raw, session, request.args, deadline)
         if session.dialog is not None:
             # A JavaScript dialog blocks the page: answer with the evidence, not a hung observation.
-            return {"evidence": evidence, "dialog": session.dialog}
+            return {"evidence": evidence, "dialog": {"type": session.dialog.get("type")}}
         try:
             result = observe.observe(broker, agent, raw, session, request.args.get("limit", 50),
                                      timeout_s=max(1.0, deadline - time.monotonic()))

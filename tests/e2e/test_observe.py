@@ -237,3 +237,15 @@ def test_click_usage_errors(home, connected):
                  ["click", "--xy", "a,b"], ["click", "0"]):
         result = bp(home, *args, env=connected)
         assert result.code == "invalid_argument", (args, result)
+
+
+def test_click_that_opens_an_alert_reports_it_instead_of_hanging(home, connected, pages):
+    url = pages.page("""<button onclick="alert('hello')">Warn me</button>""")
+    observation = bp(home, "open", url, env=connected).json
+    result = bp(home, "--timeout", "20000", "click", str(ref_of(observation, "button", "Warn me")), env=connected)
+    assert result.rc == 0, result
+    assert result.json["evidence"]["effects"] == ["dialog_opened"]
+    assert result.json["dialog"] == {"type": "alert"}
+    blocked = bp(home, "snapshot", env=connected)
+    assert blocked.code == "action_not_verified"
+    assert blocked.json["context"]["reason"] == "dialog_open"

@@ -15,7 +15,7 @@ from tests.helpers import bp
 
 
 def _raw(home, payload, wait_ms=5000):
-    ctx = zmq.Context.instance()
+    ctx = zmq.Context()
     sock = ctx.socket(zmq.REQ)
     sock.setsockopt(zmq.LINGER, 0)
     sock.connect("ipc://" + helpers.locator(home)["endpoint"])
@@ -24,7 +24,8 @@ def _raw(home, payload, wait_ms=5000):
         assert sock.poll(wait_ms), "the broker did not answer"
         return json.loads(sock.recv())
     finally:
-        sock.close()
+        sock.close(linger=0)
+        ctx.destroy(linger=0)
 
 
 def _request(**overrides):
@@ -97,7 +98,7 @@ class FakeBroker:
             self.proc.stdin.close()
             self.proc.wait(10)
         self.pipe.close(0)
-        self.ctx.term()
+        self.ctx.destroy(linger=0)
 
 
 @pytest.fixture
