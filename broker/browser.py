@@ -132,6 +132,9 @@ class Browser:
 
     def _target_gone(self, raw):
         self.workers.stop(raw)
+        conn = self.connection
+        if conn is not None:
+            conn.owned_popups.pop(raw, None)
         self.on_target_gone(raw)
 
     def popups(self):

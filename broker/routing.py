@@ -52,8 +52,11 @@ def inventory(broker, agent):
 def find_tab(broker, agent, selector):
     """raw id for a 1-based index or this Agent's opaque id."""
     if isinstance(selector, str) and selector.startswith("tab-"):
+        from broker.targets import eligible
+
         raw = agent.raw_by_opaque.get(selector)
-        if raw is None or broker.browser.targets.info(raw) is None:
+        info = broker.browser.targets.info(raw) if raw else None
+        if info is None or not eligible(info):
             raise BPError("target_not_owned", "No such tab in this Agent's inventory (closed, or from an older connection).",
                           context={"field": "target", "targetId": selector})
         return raw
@@ -81,13 +84,23 @@ def select(broker, agent, raw):
 def selected_tab(broker, agent, request, *, create=True):
     """The Agent's selected tab, still controlled; else its first managed tab; else (create) a
     new managed tab in its Pilot window."""
+    from broker.targets import eligible
+
     targets = broker.browser.targets
-    if agent.selected is not None and targets.info(agent.selected) is not None:
-        broker.agents.acquire(agent, agent.selected, broker.browser.popups())
-        return agent.selected
+    if agent.selected is not None:
+        info = targets.info(agent.selected)
+        if info is not None and eligible(info):
+            broker.agents.acquire(agent, agent.selected, broker.browser.popups())
+            return agent.selected
+        if info is not None:
+            # It became ineligible (e.g. navigated to a browser page): the mapping goes, the
+            # tab stays open.
+            broker.agents.release(agent, agent.selected)
+            agent.forget_target(agent.selected)
     agent.selected = None
     for raw, generation in agent.managed_targets.items():
-        if generation == agent.generation and targets.info(raw) is not None:
+        info = targets.info(raw)
+        if generation == agent.generation and info is not None and eligible(info):
             agent.selected = raw
             return raw
     if not create:

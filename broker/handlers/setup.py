@@ -45,6 +45,8 @@ def status(broker, request):
     conn = broker.browser.connection
     if conn is not None and conn.process is not None and conn.process.poll() is None:
         processes.append(_process_row("janitor", conn.process.pid))
+    for pid in set(_process_cache) - {p["pid"] for p in processes}:
+        _process_cache.pop(pid, None)  # janitors of earlier connections
     agent = broker.agents.get(request.client)
     result = {
         "service": {"state": "running", "version": bp.__version__, "pid": broker.process["pid"],

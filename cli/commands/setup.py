@@ -17,8 +17,8 @@ def _settings():
     return click.get_current_context().obj
 
 
-def _raise_failure(reply):
-    """Re-raise a failure reply so it is printed like any local error."""
+def _finish_if_failed(reply):
+    """A failure reply is the answer: print it and leave."""
     if not reply.get("ok"):
         finish(reply)
     return reply
@@ -183,7 +183,7 @@ def disconnect():
     record, _ = locator.read_locator(home_dir)
     expect = {"pid": record["pid"], "startTime": record.get("startTime")} if record and not record.get("corrupt") else None
     signals.install()
-    reply = _raise_failure(client.call(settings, protocol.OP_DISCONNECT, {"expectBroker": expect},
+    reply = _finish_if_failed(client.call(settings, protocol.OP_DISCONNECT, {"expectBroker": expect},
                                        installation=identity.installation_identity(), long_running=True))
     if reply.get("brokerStopped"):
         deadline = time.monotonic() + BROKER_EXIT_WAIT_S

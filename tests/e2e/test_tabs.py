@@ -1,10 +1,9 @@
 """Agents, tabs and control on real Chromium: isolation, target_busy, close, popups, profiles,
 reconnect, lease expiry, per-tab serialization and focus safety."""
 
+import json
 import os
 import signal
-import threading
-import time
 
 import pytest
 
@@ -291,3 +290,25 @@ def test_no_command_moves_the_users_focus(home, env_for, chromium, pages):
     after = chromium.evaluate(user, probe)["result"]["result"]["value"]
     assert after == before
     chromium.close_tab(user)
+
+
+def test_a_tab_that_becomes_ineligible_loses_its_mapping_but_stays_open(home, connected, chromium, pages):
+    marker = f"soon-internal-{os.path.basename(home)}"
+    raw = chromium.new_user_tab(pages.url(f"/page?title={marker}"))
+    row = by_url(tabs(home, connected, "browser-pilot-cli"), marker)
+    assert bp(home, "tab", row["targetId"], env=connected).rc == 0
+    socket = helpers.BrowserSocket(chromium)
+    try:
+        session = socket.call("Target.attachToTarget", {"targetId": raw, "flatten": True})["sessionId"]
+        socket.ws.send(json.dumps({"id": 999, "method": "Page.navigate", "params": {"url": "chrome://version"},
+                                   "sessionId": session}))
+        assert helpers.wait_until(lambda: chromium.pages().get(raw, {}).get("url", "").startswith("chrome://"))
+    finally:
+        socket.close()
+    assert helpers.wait_until(lambda: all(r["targetId"] != row["targetId"] for r in tabs(home, connected,
+                                                                                         "browser-pilot-cli")))
+    assert bp(home, "tab", row["targetId"], env=connected).code == "target_not_owned"
+    snapshot = bp(home, "snapshot", env=connected)  # falls back to this Agent's managed tab
+    assert snapshot.rc == 0, snapshot
+    assert raw in chromium.pages()  # never closed
+    chromium.close_tab(raw)
