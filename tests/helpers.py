@@ -89,8 +89,11 @@ def brokers_for(home):
 
 
 def stop_brokers(home):
+    """Stop this home's broker and wait for its janitor too, whose cleanup (closing managed
+    tabs) must not spill into the next test."""
     for proc in brokers_for(home):
-        for child in proc.children():
+        children = proc.children()
+        for child in children:
             _cont(child)
         _cont(proc)
         try:
@@ -98,6 +101,7 @@ def stop_brokers(home):
             proc.wait(10)
         except psutil.Error:
             pass
+        psutil.wait_procs(children, timeout=10)
 
 
 def _cont(proc):

@@ -281,7 +281,12 @@ def test_no_command_moves_the_users_focus(home, env_for, chromium, pages):
     env = env_for(home)
     user = chromium.new_user_tab(pages.url(f"/page?title=focus-{os.path.basename(home)}"))
     probe = "[document.visibilityState, document.hasFocus()]"
-    before = chromium.evaluate(user, probe)["result"]["result"]["value"]
+    socket = helpers.BrowserSocket(chromium)
+    socket.call("Target.activateTarget", {"targetId": user})  # the person works in this tab
+    socket.close()
+    before = helpers.wait_until(lambda: chromium.evaluate(user, probe)["result"]["result"]["value"] == ["visible", True]
+                                and ["visible", True])
+    assert before == ["visible", True]
     assert bp(home, "connect", env=env).rc == 0
     assert bp(home, "open", "--new", pages.url("/page?title=bg"), env=env).rc == 0
     assert bp(home, "open", pages.url("/page?title=bg2"), env=env).rc == 0
