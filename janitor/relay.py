@@ -11,7 +11,6 @@ tabs and waits, because the broker may be resumed and still owns its Agents' sta
 import argparse
 import json
 import os
-import select
 import socket
 import sys
 import threading

@@ -274,7 +274,7 @@ def test_one_tab_runs_commands_in_order_and_two_tabs_run_concurrently(home, env_
     events = [(p, e) for p, e, _ in pages.log if f"group={group}" in p]
     assert events == [(f"/slow?group={group}&n=1&wait=0.5", "start"), (f"/slow?group={group}&n=1&wait=0.5", "end"),
                       (f"/slow?group={group}&n=2&wait=0.1", "start"), (f"/slow?group={group}&n=2&wait=0.1", "end")]
-    assert f"n=2" in by_url(tabs(home, env, "agent-a"), group)["url"]
+    assert "n=2" in by_url(tabs(home, env, "agent-a"), group)["url"]
 
 
 def test_no_command_moves_the_users_focus(home, env_for, chromium, pages):

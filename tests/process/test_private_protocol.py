@@ -9,7 +9,7 @@ import pytest
 import zmq
 
 from bp import janitor_pipe as jp
-from bp import paths, protocol
+from bp import protocol
 from tests import helpers
 from tests.helpers import bp
 
