@@ -10,5 +10,8 @@ if [ ! -x .venv/bin/python ]; then
 fi
 spec="."
 if [ -n "${1:-}" ]; then spec=".[$1]"; fi
-.venv/bin/python -m pip install -q --disable-pip-version-check --upgrade "$spec" 2>&1 | grep -v "^WARNING: Location" || true
+pip_quiet() { .venv/bin/python -m pip install -q --disable-pip-version-check "$@" 2>&1 | grep -v "^WARNING: Location" || true; }
+pip_quiet --upgrade "$spec"
+# Same version number, newer checkout: reinstall the package itself so the venv runs this tree.
+pip_quiet --force-reinstall --no-deps .
 .venv/bin/bp --version >/dev/null
