@@ -10,7 +10,15 @@ if [ ! -x .venv/bin/python ]; then
 fi
 spec="."
 if [ -n "${1:-}" ]; then spec=".[$1]"; fi
-pip_quiet() { .venv/bin/python -m pip install -q --disable-pip-version-check "$@" 2>&1 | grep -v "^WARNING: Location" || true; }
+# pip, quiet but never silent about a failure (this machine's pip prints harmless location warnings).
+pip_quiet() {
+  local out
+  if ! out=$(.venv/bin/python -m pip install -q --disable-pip-version-check "$@" 2>&1); then
+    printf '%s\n' "$out" | grep -v "^WARNING: Location" >&2
+    return 1
+  fi
+  printf '%s\n' "$out" | grep -v "^WARNING: Location" | grep . >&2 || true
+}
 pip_quiet --upgrade "$spec"
 # Same version number, newer checkout: reinstall the package itself so the venv runs this tree.
 pip_quiet --force-reinstall --no-deps .
