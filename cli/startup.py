@@ -59,6 +59,10 @@ def ensure_broker(settings):
             if proc.poll() is not None:
                 break
             time.sleep(0.005)
+        if proc.poll() is None:
+            # Still starting (a busy machine, a short --timeout): it carries on, detached.
+            raise disconnected("The Browser Pilot service is still starting; run the command again.",
+                               remediation_code="inspect_broker_startup", context={"reason": "starting"})
         raise disconnected("The Browser Pilot service did not start.", remediation_code="inspect_broker_startup",
                            context={"exitCode": proc.poll()})
 

@@ -49,3 +49,18 @@ def pages():
     server = PageServer()
     yield server
     server.stop()
+
+
+@pytest.fixture
+def pending_browser(tmp_path):
+    """A running 'browser' whose debugging endpoint never completes the handshake (a pending
+    Allow dialog). Yields an object with .root (its user-data dir) and .held (connections)."""
+    from types import SimpleNamespace
+
+    listener, held = helpers.stalling_endpoint()
+    root = str(tmp_path / "pending")
+    helpers.write_endpoint(root, listener.getsockname()[1])
+    proc = helpers.process_with_data_dir(root)
+    yield SimpleNamespace(root=root, held=held)
+    proc.kill()
+    listener.close()

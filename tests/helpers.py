@@ -235,3 +235,29 @@ class BrowserSocket:
 
     def close(self):
         self.ws.close()
+
+
+def process_with_data_dir(root):
+    """A live process whose command line names this user-data dir, as a running browser's does."""
+    return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", f"--user-data-dir={root}"])
+
+
+def stalling_endpoint():
+    """A TCP endpoint that accepts and then never answers the WebSocket handshake, like Chrome
+    while its 'Allow remote debugging?' dialog is pending. Returns (listener, held connections)."""
+    import threading
+
+    listener = listening_socket()
+    listener.setblocking(True)
+    held = []
+
+    def accept():
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            held.append(conn)
+
+    threading.Thread(target=accept, daemon=True).start()
+    return listener, held

@@ -127,55 +127,35 @@ def test_browser_commands_without_broker_do_not_start_one(home):
     assert helpers.brokers_for(home) == []
 
 
-def _pending_endpoint(tmp_path):
-    listener = helpers.listening_socket()
-    listener.setblocking(True)
-    root = str(tmp_path / "pending")
-    helpers.write_endpoint(root, listener.getsockname()[1])
-    import threading
-
-    held = []  # accepted connections stay open (never answered) for the whole test
-    threading.Thread(target=lambda: held.append(listener.accept()), daemon=True).start()
-    proc = subprocess.Popen(["python3", "-c", "import time; time.sleep(60)", f"--user-data-dir={root}"])
-    proc.held = held
-    return listener, root, proc
-
-
 @pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_signal_during_connect_exits_with_signal_code(home, tmp_path, sig, code):
-    listener, root, proc = _pending_endpoint(tmp_path)
-    try:
-        env = dict(BROWSER_PILOT_BROWSER_DATA_DIRS=root, BROWSER_PILOT_HANDSHAKE_TIMEOUT_MS=20000)
-        assert bp(home, "status", **env).rc == 0
-        running = helpers.bp_popen(home, "connect", **env)
-        # Wait until the request is with the broker (the handshake is pending).
-        assert helpers.wait_until(lambda: helpers.brokers_for(home) and
-                                  any("janitor" in " ".join(c.cmdline()) for c in helpers.brokers_for(home)[0].children()),
-                                  timeout=15)
-        time.sleep(0.2)
-        running.send_signal(sig)
-        out, _ = running.communicate(timeout=10)
-        assert running.returncode == code, out
-        reply = json.loads(out)
-        assert reply["code"] == "unknown_outcome"  # connect is a mutation: it may still complete
-        assert reply["context"]["commandId"].startswith("cmd-")
-    finally:
-        proc.kill()
-        listener.close()
+def test_signal_during_connect_exits_with_signal_code(home, pending_browser, sig, code):
+    root = pending_browser.root
+    env = dict(BROWSER_PILOT_BROWSER_DATA_DIRS=root, BROWSER_PILOT_HANDSHAKE_TIMEOUT_MS=20000)
+    assert bp(home, "status", **env).rc == 0
+    running = helpers.bp_popen(home, "connect", **env)
+    # Wait until the request is with the broker (the handshake is pending).
+    assert helpers.wait_until(lambda: helpers.brokers_for(home) and
+                              any("janitor" in " ".join(c.cmdline()) for c in helpers.brokers_for(home)[0].children()),
+                              timeout=15)
+    time.sleep(0.2)
+    running.send_signal(sig)
+    out, _ = running.communicate(timeout=10)
+    assert running.returncode == code, out
+    reply = json.loads(out)
+    assert reply["code"] == "unknown_outcome"  # connect is a mutation: it may still complete
+    assert reply["context"]["commandId"].startswith("cmd-")
 
 
-def test_mutating_call_that_outlives_the_cli_timeout_is_unknown_outcome(home, tmp_path):
-    listener, root, proc = _pending_endpoint(tmp_path)
-    try:
-        env = helpers.bp_env(home, BROWSER_PILOT_BROWSER_DATA_DIRS=root, BROWSER_PILOT_HANDSHAKE_TIMEOUT_MS=20000)
-        assert bp(home, "status", env=env).rc == 0
-        result = bp(home, "--timeout", "500", "connect", env=env)
-        # The broker answers at its deadline with the pending state; never a plain failure.
-        assert result.code in ("browser_not_authorized", "unknown_outcome"), result
-        if result.code == "unknown_outcome":
-            assert result.json["context"]["commandId"]
-        else:
-            assert result.json["context"]["state"] == "authorization_pending"
-    finally:
-        proc.kill()
-        listener.close()
+def test_mutating_call_that_outlives_the_cli_timeout_is_unknown_outcome(home, pending_browser):
+    root = pending_browser.root
+    env = helpers.bp_env(home, BROWSER_PILOT_BROWSER_DATA_DIRS=root, BROWSER_PILOT_HANDSHAKE_TIMEOUT_MS=20000)
+    # Start the service (and the pending attempt) first, so the short timeout below is spent
+    # on the attempt, not on starting the service.
+    assert bp(home, "--timeout", "3000", "connect", env=env).code == "browser_not_authorized"
+    result = bp(home, "--timeout", "500", "connect", env=env)
+    # The broker answers at its deadline with the pending state; never a plain failure.
+    assert result.code in ("browser_not_authorized", "unknown_outcome"), result
+    if result.code == "unknown_outcome":
+        assert result.json["context"]["commandId"]
+    else:
+        assert result.json["context"]["state"] == "authorization_pending"

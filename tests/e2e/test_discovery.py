@@ -1,9 +1,6 @@
 """Passive discovery: every candidate state, with real files and processes, and no sockets."""
 
 import os
-import subprocess
-import sys
-import threading
 
 from tests import helpers
 from tests.helpers import bp
@@ -13,16 +10,11 @@ def _by_root(result, root):
     return [c for c in result.json["browsers"] if c["userDataRoot"] == root][0]
 
 
-def _process_with_data_dir(root):
-    """A live process whose command line names this user-data dir, as a running browser's does."""
-    return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", f"--user-data-dir={root}"])
-
-
 def test_discovery_never_opens_a_socket(home, tmp_path):
     listener = helpers.listening_socket()
     root = str(tmp_path / "browser")
     helpers.write_endpoint(root, listener.getsockname()[1])
-    proc = _process_with_data_dir(root)
+    proc = helpers.process_with_data_dir(root)
     try:
         env = helpers.bp_env(home, BROWSER_PILOT_BROWSER_DATA_DIRS=root)
         for args in (["browsers"], ["status"], ["browsers", "--browser", "custom"]):
@@ -39,7 +31,7 @@ def test_discovery_through_a_running_broker_opens_no_socket(home, chromium, tmp_
     listener = helpers.listening_socket()
     root = str(tmp_path / "browser")
     helpers.write_endpoint(root, listener.getsockname()[1])
-    proc = _process_with_data_dir(root)
+    proc = helpers.process_with_data_dir(root)
     try:
         env = helpers.bp_env(home, BROWSER_PILOT_BROWSER_DATA_DIRS=os.pathsep.join([chromium.root, root]))
         listed = bp(home, "browsers", env=env).json["browsers"]
@@ -63,7 +55,7 @@ def test_every_passive_candidate_state_has_its_remediation(home, tmp_path):
     helpers.write_endpoint(roots["enabled"], 9)
     with open(os.path.join(roots["garbled"], "DevToolsActivePort"), "w") as fh:
         fh.write("not-a-port\n")
-    procs = [_process_with_data_dir(roots[n]) for n in ("disabled", "enabled", "garbled")]
+    procs = [helpers.process_with_data_dir(roots[n]) for n in ("disabled", "enabled", "garbled")]
     try:
         env = helpers.bp_env(home, BROWSER_PILOT_BROWSER_DATA_DIRS=os.pathsep.join(roots.values()))
         result = bp(home, "browsers", env=env)
@@ -111,86 +103,46 @@ def test_connected_browser_is_ready_and_listed_first(home, chromium, connected):
     assert "remediation" not in first
 
 
-def _stalling_endpoint():
-    """A TCP endpoint that accepts and then never answers the WebSocket handshake, like Chrome
-    while its 'Allow remote debugging?' dialog is pending."""
-    listener = helpers.listening_socket()
-    listener.setblocking(True)
-    held = []
-
-    def accept():
-        while True:
-            try:
-                conn, _ = listener.accept()
-            except OSError:
-                return
-            held.append(conn)
-
-    threading.Thread(target=accept, daemon=True).start()
-    return listener, held
+def test_pending_authorization_gives_browser_not_authorized_then_authorization_required(home, pending_browser):
+    root, held = pending_browser.root, pending_browser.held
+    env = helpers.bp_env(home, BROWSER_PILOT_BROWSER_DATA_DIRS=root, BROWSER_PILOT_HANDSHAKE_TIMEOUT_MS=1000)
+    result = bp(home, "connect", env=env, timeout=30)
+    assert result.rc == 1
+    assert result.code == "browser_not_authorized", result
+    assert result.json["retryable"] is True
+    assert result.json["remediation"]["code"] == "allow_remote_debugging"
+    assert len(held) == 1  # exactly one handshake attempt, not retried
+    c = _by_root(bp(home, "browsers", env=env), root)
+    assert c["state"] == "authorization_required"
+    assert c["remediation"]["code"] == "allow_remote_debugging"
+    assert len(held) == 1  # listing is passive: still one connection
 
 
-def test_pending_authorization_gives_browser_not_authorized_then_authorization_required(home, tmp_path):
-    listener, held = _stalling_endpoint()
-    root = str(tmp_path / "pending")
-    helpers.write_endpoint(root, listener.getsockname()[1])
-    proc = _process_with_data_dir(root)
-    try:
-        env = helpers.bp_env(home, BROWSER_PILOT_BROWSER_DATA_DIRS=root, BROWSER_PILOT_HANDSHAKE_TIMEOUT_MS=1000)
-        result = bp(home, "connect", env=env, timeout=30)
-        assert result.rc == 1
-        assert result.code == "browser_not_authorized", result
-        assert result.json["retryable"] is True
-        assert result.json["remediation"]["code"] == "allow_remote_debugging"
-        assert len(held) == 1  # exactly one handshake attempt, not retried
-        c = _by_root(bp(home, "browsers", env=env), root)
-        assert c["state"] == "authorization_required"
-        assert c["remediation"]["code"] == "allow_remote_debugging"
-        assert len(held) == 1  # listing is passive: still one connection
-    finally:
-        proc.kill()
-        listener.close()
+def test_concurrent_connects_share_one_pending_attempt(home, pending_browser):
+    root, held = pending_browser.root, pending_browser.held
+    env = helpers.bp_env(home, BROWSER_PILOT_BROWSER_DATA_DIRS=root, BROWSER_PILOT_HANDSHAKE_TIMEOUT_MS=3000)
+    assert bp(home, "browsers", env=env).rc == 0
+    # Start the broker first so the concurrent calls race on the attempt, not on startup.
+    first = helpers.bp_popen(home, "connect", BROWSER_PILOT_BROWSER_DATA_DIRS=root,
+                             BROWSER_PILOT_HANDSHAKE_TIMEOUT_MS=3000)
+    helpers.wait_until(lambda: len(held) == 1, timeout=10)
+    others = [helpers.bp_popen(home, "--client-key", f"agent-{i}", "connect", BROWSER_PILOT_BROWSER_DATA_DIRS=root,
+                               BROWSER_PILOT_HANDSHAKE_TIMEOUT_MS=3000) for i in range(3)]
+    outputs = [p.communicate(timeout=30) for p in [first] + others]
+    for out, _ in outputs:
+        assert '"code":"browser_not_authorized"' in out, outputs
+    assert len(held) == 1
 
 
-def test_concurrent_connects_share_one_pending_attempt(home, tmp_path):
-    listener, held = _stalling_endpoint()
-    root = str(tmp_path / "pending")
-    helpers.write_endpoint(root, listener.getsockname()[1])
-    proc = _process_with_data_dir(root)
-    try:
-        env = helpers.bp_env(home, BROWSER_PILOT_BROWSER_DATA_DIRS=root, BROWSER_PILOT_HANDSHAKE_TIMEOUT_MS=3000)
-        assert bp(home, "browsers", env=env).rc == 0
-        # Start the broker first so the concurrent calls race on the attempt, not on startup.
-        first = helpers.bp_popen(home, "connect", BROWSER_PILOT_BROWSER_DATA_DIRS=root,
-                                 BROWSER_PILOT_HANDSHAKE_TIMEOUT_MS=3000)
-        helpers.wait_until(lambda: len(held) == 1, timeout=10)
-        others = [helpers.bp_popen(home, "--client-key", f"agent-{i}", "connect", BROWSER_PILOT_BROWSER_DATA_DIRS=root,
-                                   BROWSER_PILOT_HANDSHAKE_TIMEOUT_MS=3000) for i in range(3)]
-        outputs = [p.communicate(timeout=30) for p in [first] + others]
-        for out, _ in outputs:
-            assert '"code":"browser_not_authorized"' in out, outputs
-        assert len(held) == 1
-    finally:
-        proc.kill()
-        listener.close()
-
-
-def test_short_timeout_while_authorization_is_pending_reports_pending_and_next_connect_joins(home, tmp_path):
-    listener, held = _stalling_endpoint()
-    root = str(tmp_path / "pending")
-    helpers.write_endpoint(root, listener.getsockname()[1])
-    proc = _process_with_data_dir(root)
-    try:
-        env = helpers.bp_env(home, BROWSER_PILOT_BROWSER_DATA_DIRS=root, BROWSER_PILOT_HANDSHAKE_TIMEOUT_MS=4000)
-        first = bp(home, "--timeout", "1000", "connect", env=env)
-        assert first.code == "browser_not_authorized", first
-        assert first.json["context"]["state"] == "authorization_pending"
-        second = bp(home, "--timeout", "1000", "connect", env=env)
-        assert second.json["context"]["state"] == "authorization_pending"
-        assert len(held) == 1  # the second call joined the same attempt
-    finally:
-        proc.kill()
-        listener.close()
+def test_short_timeout_while_authorization_is_pending_reports_pending_and_next_connect_joins(home, pending_browser):
+    root, held = pending_browser.root, pending_browser.held
+    env = helpers.bp_env(home, BROWSER_PILOT_BROWSER_DATA_DIRS=root, BROWSER_PILOT_HANDSHAKE_TIMEOUT_MS=4000)
+    first = bp(home, "--timeout", "1000", "connect", env=env)
+    assert first.code == "browser_not_authorized", first
+    assert first.json["context"]["state"] == "authorization_pending"
+    second = bp(home, "--timeout", "1000", "connect", env=env)
+    assert second.json["context"]["state"] == "authorization_pending"
+    assert len(held) == 1  # the second call joined the same attempt
 
 
 def test_refused_endpoint_is_a_stale_port_not_an_authorization_problem(home, tmp_path):
@@ -199,7 +151,7 @@ def test_refused_endpoint_is_a_stale_port_not_an_authorization_problem(home, tmp
     listener.close()  # nothing listens there any more
     root = str(tmp_path / "refused")
     helpers.write_endpoint(root, port)
-    proc = _process_with_data_dir(root)
+    proc = helpers.process_with_data_dir(root)
     try:
         env = helpers.bp_env(home, BROWSER_PILOT_BROWSER_DATA_DIRS=root)
         result = bp(home, "connect", env=env)
@@ -212,7 +164,7 @@ def test_refused_endpoint_is_a_stale_port_not_an_authorization_problem(home, tmp
 def test_several_viable_browsers_without_filter_is_a_structured_choice(home, chromium, tmp_path):
     root = str(tmp_path / "second")
     helpers.write_endpoint(root, 9)
-    proc = _process_with_data_dir(root)
+    proc = helpers.process_with_data_dir(root)
     try:
         env = helpers.bp_env(home, BROWSER_PILOT_BROWSER_DATA_DIRS=os.pathsep.join([chromium.root, root]))
         result = bp(home, "connect", env=env)
