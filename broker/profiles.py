@@ -58,6 +58,7 @@ def _identify_one(broker, conn, context, root, local_state, timeout_s):
             session.close()
         try:
             conn.cdp("Target.closeTarget", {"targetId": raw}, timeout_s=5.0)
+            broker.browser.targets.wait_gone([raw], timeout_s=5.0)  # closed means gone
         except BPError:
             pass
     if not path:
