@@ -44,11 +44,12 @@ OP_PROFILES = "profiles"
 OP_PROFILE = "profile"
 OP_SNAPSHOT = "snapshot"
 OP_CLICK = "click"
+OP_TYPE = "type"
 
 OPERATIONS = (OP_PING, OP_STATUS, OP_BROWSERS, OP_CONNECT, OP_DISCONNECT,
-              OP_TABS, OP_TAB, OP_OPEN, OP_CLOSE, OP_PROFILES, OP_PROFILE, OP_SNAPSHOT, OP_CLICK)
+              OP_TABS, OP_TAB, OP_OPEN, OP_CLOSE, OP_PROFILES, OP_PROFILE, OP_SNAPSHOT, OP_CLICK, OP_TYPE)
 # Operations that may change the browser or broker state: a CLI-side timeout is unknown_outcome.
-MUTATING = frozenset({OP_CONNECT, OP_DISCONNECT, OP_OPEN, OP_CLOSE, OP_PROFILES, OP_CLICK})
+MUTATING = frozenset({OP_CONNECT, OP_DISCONNECT, OP_OPEN, OP_CLOSE, OP_PROFILES, OP_CLICK, OP_TYPE})
 
 
 def canonical_json(value):

@@ -118,6 +118,17 @@ class ClickArgs(Schema):
             raise ValidationError("give exactly one of ref or xy", field_name="ref")
 
 
+class TypeArgs(Schema):
+    class Meta:
+        unknown = RAISE
+
+    ref = fields.Integer(required=True, strict=True, validate=validate.Range(min=1, max=10_000))
+    text = fields.String(required=True, validate=validate.Length(max=100_000))
+    clear = fields.Boolean(truthy={True}, falsy={False})
+    submit = fields.Boolean(truthy={True}, falsy={False})
+    limit = fields.Integer(strict=True, validate=validate.Range(min=1, max=10_000))
+
+
 class InstallationSchema(Schema):
     class Meta:
         unknown = EXCLUDE
@@ -169,6 +180,7 @@ ARGS_SCHEMAS = {
     protocol.OP_PROFILE: ProfileArgs(),
     protocol.OP_SNAPSHOT: SnapshotArgs(),
     protocol.OP_CLICK: ClickArgs(),
+    protocol.OP_TYPE: TypeArgs(),
 }
 
 REQUEST = RequestSchema()

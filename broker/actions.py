@@ -109,3 +109,90 @@ def click(broker, agent, raw, session, args, deadline):
     else:
         evidence["status"], evidence["reason"] = "unavailable", "no_observable_effect"
     return evidence
+
+
+def _key(session, key, code, vk, modifiers=0, text=None):
+    down = {"type": "keyDown" if text else "rawKeyDown", "key": key, "code": code, "windowsVirtualKeyCode": vk,
+            "modifiers": modifiers}
+    if text:
+        down["text"] = text
+    session.call("Input.dispatchKeyEvent", down, abort=session.dialog_open)
+    if not session.dialog_open():
+        session.call("Input.dispatchKeyEvent", {"type": "keyUp", "key": key, "code": code, "windowsVirtualKeyCode": vk,
+                                                "modifiers": modifiers}, abort=session.dialog_open)
+
+
+def type_text(broker, agent, raw, session, args, deadline):
+    """Focus the ref, optionally clear it, insert the text, optionally press Enter. Every step
+    re-checks that the page is the one the first step saw; after the first mutation a change
+    ends as unknown_outcome and no remaining step reaches the changed page."""
+    text, clear, submit = args["text"], args.get("clear", False), args.get("submit", False)
+    answer = observe.resolve(broker, agent, raw, session, args["ref"], focus=True, clear=clear)
+    editable = answer["editable"]
+    loader, since = session.loader, session.mark()
+    dispatched = []
+
+    def check(step):
+        reason = None
+        if session.dialog_open():
+            reason = "dialog_opened"
+        elif session.loader != loader:
+            reason = "document_changed"
+        else:
+            session.call("Runtime.evaluate", {"expression": "0"}, timeout_s=5.0, abort=session.dialog_open)
+            if session.dialog_open():
+                reason = "dialog_opened"
+            elif session.wait_for(lambda m, p: m in NAVIGATION_STARTS and (p.get("frameId") or (p.get("frame") or {}).get("id"))
+                                  == session.frame_id, since, 0):
+                reason = "loader_changed"
+            else:
+                try:
+                    state = observe.resolve(broker, agent, raw, session, args["ref"], mode="state")["state"]
+                    if not state.get("focused"):
+                        reason = "focus_changed"
+                except BPError:
+                    reason = "target_changed"
+        if reason is None:
+            return
+        context = {"action": "type", "step": step, "reason": reason, "dispatchedSteps": len(dispatched),
+                   "remainingStepsStopped": True}
+        if not dispatched:
+            raise BPError("action_not_verified", "The page changed before typing started.", retryable=True,
+                          context=context)
+        raise BPError("unknown_outcome", "The page changed while typing; the remaining steps were not sent.",
+                      context=context)
+
+    check("focus")
+    if clear:
+        # Select-all + delete reaches rich editors and code editors that keep their own model.
+        _key(session, "a", "KeyA", 65, modifiers=4 if editable["mac"] else 2)
+        _key(session, "Backspace", "Backspace", 8)
+        dispatched.append("clear")
+        check("type")
+    if text:
+        session.call("Input.insertText", {"text": text}, abort=session.dialog_open)
+        dispatched.append("type")
+    if submit:
+        check("submit")
+        _key(session, "Enter", "Enter", 13, text="\r")
+        dispatched.append("submit")
+    navigated = settle(session, since, deadline)
+    evidence = {"action": "type", "kind": editable["kind"], "sensitive": editable["sensitive"],
+                "beforeLength": editable["beforeLength"]}
+    if navigated or session.dialog_open():
+        evidence.update({"status": "unavailable", "reason": "navigation" if navigated else "dialog_opened"})
+        return evidence
+    try:
+        readback = observe.resolve(broker, agent, raw, session, args["ref"], mode="readback", text=text,
+                                   clear=clear)["readback"]
+    except BPError:
+        readback = None
+    if readback is None:
+        evidence.update({"status": "unavailable", "reason": "active_element_not_readable"})
+        return evidence
+    evidence.update({"expectedLength": readback["expectedLength"], "afterLength": readback["afterLength"]})
+    if readback["matches"]:
+        evidence["status"] = "verified"
+    else:
+        evidence.update({"status": "mismatch", "reason": "value_mismatch"})
+    return evidence

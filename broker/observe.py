@@ -115,7 +115,7 @@ def stale(reason, message="The ref is stale: the page changed since the snapshot
     return BPError("stale_ref", message, context={"field": "ref", "reason": reason})
 
 
-def resolve(broker, agent, raw, session, ref, mode="act"):
+def resolve(broker, agent, raw, session, ref, mode="act", **extra):
     """Validate ref against the Agent's latest observation of this tab; returns the resolver's
     answer (coordinates and state) or raises stale_ref / action_not_verified. Never rebinds."""
     obs = agent.observations.get(raw)
@@ -134,7 +134,7 @@ def resolve(broker, agent, raw, session, ref, mode="act"):
         raise stale("navigation")
     try:
         answer = call_in_world(session, obs.context_id, script("resolve.js"),
-                               {"key": world_key(agent.key), "obs": obs.id, "index": ref - 1, "mode": mode})
+                               {"key": world_key(agent.key), "obs": obs.id, "index": ref - 1, "mode": mode, **extra})
     except BPError as exc:
         if context_gone(exc):
             raise stale("document_replaced") from None

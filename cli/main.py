@@ -26,6 +26,7 @@ COMMANDS = {
     "profile": ("cli.commands.tabs", "profile"),
     "snapshot": ("cli.commands.observe", "snapshot"),
     "click": ("cli.commands.actions", "click_ref"),
+    "type": ("cli.commands.actions", "type_text"),
 }
 
 

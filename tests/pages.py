@@ -38,6 +38,8 @@ class PageServer:
         query = {k: v[0] for k, v in parse_qs(parts.query).items()}
         title = query.get("title", parts.path)
         body = ""
+        with self.lock:
+            self.log.append((request.path, "get", time.monotonic()))
         if parts.path == "/slow":  # holds the response; tracks overlap per group
             group = query.get("group", "")
             with self.lock:

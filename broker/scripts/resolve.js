@@ -31,6 +31,23 @@
       focused: active === e, activeTag: active ? active.localName : null};
   };
   if (opts.mode === "state") return {state: state(el), name: currentName};
+  const editable = () => {
+    if (el.localName === "input" || el.localName === "textarea") {
+      const type = (el.type || "text").toLowerCase();
+      if (["checkbox", "radio", "button", "submit", "reset", "image", "file", "color", "range", "hidden"].includes(type)) return null;
+      return {kind: "input", sensitive: type === "password", value: () => el.value, readOnly: el.readOnly};
+    }
+    if (el.isContentEditable) return {kind: "contenteditable", sensitive: false, value: () => el.innerText.replace(/\n$/, ""), readOnly: false};
+    return null;
+  };
+  if (opts.mode === "readback") {
+    // Compares in the page: a typed secret never travels back, only lengths and a verdict.
+    const ed = editable();
+    if (!ed) return {readback: null};
+    const value = ed.value(), expected = (opts.clear ? "" : (entry.typeBefore || "")) + opts.text;
+    return {readback: {kind: ed.kind, sensitive: ed.sensitive, afterLength: value.length,
+      expectedLength: expected.length, matches: value === expected}, state: state(el)};
+  }
   if (el.matches(":disabled") || el.closest("[aria-disabled='true'], [inert]")) return {refuse: "disabled"};
   const style = getComputedStyle(el);
   if (style.display === "none" || style.visibility === "hidden") return {refuse: "no_layout"};
@@ -80,7 +97,27 @@
       const x = ox + r.left + r.width * fx, y = oy + r.top + r.height * fy;
       if (x < 0 || y < 0 || x >= window.innerWidth || y >= window.innerHeight) continue;
       const hit = deepHit(x, y);
-      if (accepts(hit)) return {x: x, y: y, role: role, name: name, state: state(el)};
+      if (accepts(hit)) {
+        const result = {x: x, y: y, role: role, name: name, state: state(el)};
+        if (opts.focus) {
+          const ed = editable();
+          if (!ed) return {refuse: "not_editable"};
+          if (ed.readOnly) return {refuse: "readonly"};
+          el.focus();
+          entry.typeBefore = ed.value();  // stays in this world; only its length leaves
+          if (!opts.clear) {
+            try { if (el.setSelectionRange) el.setSelectionRange(el.value.length, el.value.length); } catch (e) {}
+            if (ed.kind === "contenteditable") {
+              const range = el.ownerDocument.createRange(); range.selectNodeContents(el); range.collapse(false);
+              const sel = el.ownerDocument.getSelection(); sel.removeAllRanges(); sel.addRange(range);
+            }
+          }
+          result.editable = {kind: ed.kind, sensitive: ed.sensitive, beforeLength: entry.typeBefore.length,
+            mac: /Mac/.test(navigator.platform)};
+          result.state = state(el);
+        }
+        return result;
+      }
       if (!obstruction && hit) obstruction = {tagName: hit.localName, role: hit.getAttribute("role") || undefined};
     }
   }

@@ -54,3 +54,42 @@ def click_ref(ref, xy, double, right, limit):
     signals.install()
     finish(client.call(click.get_current_context().obj, protocol.OP_CLICK, args, long_running=True),
            render.observation)
+
+
+MAX_STDIN_TEXT = 100_000
+
+
+@click.command(name="type")
+@click.argument("ref", type=click.IntRange(1, 10000))
+@click.argument("text")
+@click.option("-c", "--clear", is_flag=True, help="Empty the field first (select all, delete; also rich editors).")
+@click.option("-s", "--submit", is_flag=True, help="Press Enter afterwards (not sent if the page changed meanwhile).")
+@click.option("-l", "--limit", type=click.IntRange(1, 10000), default=50, show_default=True,
+              help="Most elements in the returned observation.")
+def type_text(ref, text, clear, submit, limit):
+    """Type TEXT into the field REF from the latest snapshot. TEXT '-' reads it from stdin, so a
+    secret never appears in the command line.
+
+    Evidence reports lengths and whether the field reads back exactly what was expected;
+    password fields report lengths only, and typed text is never echoed or logged.
+
+    \b
+    Example:  bp type 1 "Ada Lovelace" --clear
+    Example:  printf %s "$PASSWORD" | bp type 4 - --submit
+    """
+    if text == "-":
+        import sys
+
+        text = sys.stdin.read(MAX_STDIN_TEXT + 1)
+        if len(text) > MAX_STDIN_TEXT:
+            raise click.BadParameter(f"at most {MAX_STDIN_TEXT} characters", param_hint="TEXT")
+    elif len(text) > MAX_STDIN_TEXT:
+        raise click.BadParameter(f"at most {MAX_STDIN_TEXT} characters", param_hint="TEXT")
+    args = {"ref": ref, "text": text, "limit": limit}
+    if clear:
+        args["clear"] = True
+    if submit:
+        args["submit"] = True
+    signals.install()
+    finish(client.call(click.get_current_context().obj, protocol.OP_TYPE, args, long_running=True),
+           render.observation)
