@@ -127,7 +127,7 @@ def main():
         subprocess.run([helpers.BP, "connect"], env=env, stdout=subprocess.DEVNULL, check=True)
         bench_hot_path(env, args.runs)
         bench_cold_connect(home, env, max(10, args.runs // 3))
-        bench_crash_cleanup(home, env, chromium, max(5, args.runs // 6))
+        bench_crash_cleanup(home, env, chromium, max(10, args.runs // 3))
         subprocess.run([helpers.BP, "connect"], env=env, stdout=subprocess.DEVNULL, check=True)
         bench_tabs(home, env, chromium, args.runs)
         helpers.stop_brokers(home)
