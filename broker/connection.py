@@ -64,6 +64,7 @@ class BrowserConnection:
     def start(self):
         pipe = self.ctx.socket(zmq.PAIR)
         pipe.setsockopt(zmq.LINGER, 0)
+        pipe.setsockopt(zmq.SNDHWM, 10_000)
         pipe.bind(self.pipe_address)
         os.chmod(self.pipe_address[len("ipc://"):], 0o600)
         outbox = self.ctx.socket(zmq.PULL)
@@ -188,7 +189,12 @@ class BrowserConnection:
             while not self._stop.is_set():
                 ready = dict(poller.poll(RELAY_POLL_MS))
                 if outbox in ready:
-                    pipe.send_multipart(outbox.recv_multipart())
+                    try:
+                        # PAIR blocks when its peer is gone: never let a dead janitor hang us.
+                        pipe.send_multipart(outbox.recv_multipart(), flags=zmq.NOBLOCK)
+                    except zmq.Again:
+                        self._set_state("lost", {"reason": "janitor_unreachable",
+                                                 "message": "The janitor does not take messages."})
                 if pipe in ready:
                     kind, payload = pipe.recv_multipart()
                     self._on_janitor(kind, payload)

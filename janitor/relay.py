@@ -32,6 +32,7 @@ class Janitor:
         self.ctx = zmq.Context()
         self.pipe = self.ctx.socket(zmq.PAIR)
         self.pipe.setsockopt(zmq.LINGER, 1000)
+        self.pipe.setsockopt(zmq.SNDHWM, 10_000)  # CDP event bursts; see send()
         self.pipe.connect(pipe_address)
         self.ws_url = ws_url
         self.handshake_timeout_s = handshake_timeout_s
@@ -44,9 +45,14 @@ class Janitor:
     # --- talking to the broker ---------------------------------------------------------------
 
     def send(self, kind, payload):
+        """Never blocks: with the broker gone (or stopped and far behind) a message is dropped,
+        so the loop always gets back to stdin, whose EOF starts the cleanup."""
         if not isinstance(payload, bytes):
             payload = json.dumps(payload, separators=(",", ":")).encode()
-        self.pipe.send_multipart([kind, payload])
+        try:
+            self.pipe.send_multipart([kind, payload], flags=zmq.NOBLOCK)
+        except zmq.Again:
+            pass
 
     def log(self, level, message):
         self.send(jp.LOG, {"level": level, "message": message[:2000]})

@@ -95,7 +95,8 @@ class FakeBroker:
 
     def close(self):
         if self.proc.poll() is None:
-            self.proc.stdin.close()
+            if not self.proc.stdin.closed:
+                self.proc.stdin.close()
             self.proc.wait(10)
         self.pipe.close(0)
         self.ctx.destroy(linger=0)
@@ -147,3 +148,15 @@ def test_janitor_relays_cdp_replies_unchanged(fake_broker):
         if jp.peek_id(payload) == 7:
             break
     assert "product" in json.loads(payload)["result"]
+
+
+def test_janitor_still_cleans_up_when_the_broker_vanished_while_events_flowed(fake_broker, chromium):
+    ids = [fake_broker.call(i, "create")["result"]["targetId"] for i in range(1, 4)]
+    fake_broker.pipe.close(0)  # the broker's end is gone: nobody reads the janitor's messages
+    extra = [chromium.new_user_tab() for _ in range(5)]  # events the janitor must relay (or drop)
+    fake_broker.proc.stdin.close()
+    assert fake_broker.proc.wait(15) == 0  # never stuck sending to a broker that is gone
+    assert helpers.wait_until(lambda: not set(ids) & set(chromium.pages()), timeout=5)
+    assert set(extra) <= set(chromium.pages())
+    for target in extra:
+        chromium.close_tab(target)
