@@ -278,11 +278,17 @@ def main(argv):
     try:
         code = serve(janitor)
     finally:
+        # The work is done (tabs closed, or nothing owned): leave within a bounded time. Drop
+        # the WebSocket without a close handshake (the reader thread holds its read lock), give
+        # the last pipe messages (a handshake failure's reason) up to 0.5 s, then exit hard:
+        # a context term must never keep a janitor alive.
         if janitor.ws is not None:
             try:
-                janitor.ws.close(timeout=0.2)
+                janitor.ws.shutdown()
             except Exception:
                 pass
-        janitor.pipe.close(linger=500)
-        janitor.ctx.destroy(linger=0)
-    return code
+        closer = threading.Thread(target=janitor.ctx.destroy, kwargs={"linger": 500}, name="pipe-flush", daemon=True)
+        closer.start()
+        closer.join(2.0)
+        sys.stdout.flush()
+        os._exit(code)
