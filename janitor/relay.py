@@ -40,6 +40,7 @@ class Janitor:
         self.owned = Ownership()
         self.next_id = jp.JANITOR_ID_BASE
         self.pending = {}  # our CDP id -> callback(reply dict)
+        self.reader = None  # the WebSocket reader thread, once the handshake succeeded
         self.pilot_windows = set()  # (group, browserContextId) that already have a Pilot window
 
     # --- talking to the broker ---------------------------------------------------------------
@@ -230,7 +231,8 @@ def serve(janitor):
         return 2
     inbox = janitor.ctx.socket(zmq.PULL)
     inbox.bind("inproc://websocket")
-    reader = threading.Thread(target=janitor.read_websocket, args=(janitor.ctx,), name="websocket-reader", daemon=True)
+    reader = janitor.reader = threading.Thread(target=janitor.read_websocket, args=(janitor.ctx,),
+                                               name="websocket-reader", daemon=True)
     reader.start()
 
     version = {}
@@ -287,8 +289,10 @@ def main(argv):
                 janitor.ws.shutdown()
             except Exception:
                 pass
-        closer = threading.Thread(target=janitor.ctx.destroy, kwargs={"linger": 500}, name="pipe-flush", daemon=True)
-        closer.start()
-        closer.join(2.0)
-        sys.stdout.flush()
+        if janitor.reader is not None:
+            janitor.reader.join(1.0)  # it ends once the socket is shut down
+        if janitor.reader is None or not janitor.reader.is_alive():
+            # Only this thread's sockets remain (ZeroMQ sockets must not be closed under another
+            # thread's feet): flush the last pipe messages for at most 0.5 s.
+            janitor.ctx.destroy(linger=500)
         os._exit(code)
