@@ -17,6 +17,7 @@ MAX_SOCKET_PATH = 100
 METADATA_MAX_BYTES = 16 * 1024
 
 SOCKET_NAME = "broker.sock"
+OWNER_LOCK_NAME = "broker.lock"  # flock held by the live broker for its whole life
 LOCATOR_NAME = "broker-locator.json"
 STARTUP_LOCK_NAME = "startup.lock"
 LAUNCHED_NAME = "launched-browser.json"

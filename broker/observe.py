@@ -30,7 +30,7 @@ def script(name):
 
 
 class Observation:
-    __slots__ = ("id", "generation", "raw", "session", "loader", "context_id", "count", "created_at", "facts")
+    __slots__ = ("id", "generation", "raw", "session", "loader", "context_id", "count", "created_at")
 
     def __init__(self, generation, raw, session, loader, context_id, count):
         self.id = "obs-" + os.urandom(8).hex()

@@ -31,7 +31,6 @@ log = logging.getLogger("broker")
 POLL_MS = 200
 SWEEP_INTERVAL_S = 1.0
 REQUEST_THREADS = 16
-OWNER_LOCK_NAME = "broker.lock"
 
 
 class Broker:
@@ -56,7 +55,7 @@ class Broker:
     def claim_ownership(self):
         """Hold an exclusive lock for the broker's whole life. The kernel releases it however
         the broker dies, so a second broker can never unlink a live broker's socket."""
-        path = os.path.join(self.home_dir, OWNER_LOCK_NAME)
+        path = os.path.join(self.home_dir, paths.OWNER_LOCK_NAME)
         fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
         deadline = time.monotonic() + 2.0
         while True:

@@ -14,7 +14,6 @@ from bp.envelope import check_reply
 from bp.errors import BPError, disconnected, remediation
 from cli import signals
 
-OWNER_LOCK_NAME = "broker.lock"  # held (flock, exclusive) by the live broker for its whole life
 SLICE_MS = 100
 
 
@@ -22,7 +21,7 @@ def broker_running(home_dir):
     """Whether a broker holds its owner lock. A flock probe: the kernel drops the lock however
     the broker died, so a SIGKILLed broker's leftover socket never looks alive."""
     try:
-        fd = os.open(os.path.join(home_dir, OWNER_LOCK_NAME), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        fd = os.open(os.path.join(home_dir, paths.OWNER_LOCK_NAME), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except FileNotFoundError:
         return False
     try:
