@@ -45,11 +45,26 @@ OP_PROFILE = "profile"
 OP_SNAPSHOT = "snapshot"
 OP_CLICK = "click"
 OP_TYPE = "type"
+OP_KEYBOARD = "keyboard"
+OP_PRESS = "press"
+OP_HOVER = "hover"
+OP_SCROLL = "scroll"
+OP_DROPDOWN = "dropdown"
+OP_SELECT = "select"
+OP_EVAL = "eval"
+OP_FRAME = "frame"
+OP_READ = "read"
+OP_SEARCH = "search"
+OP_FIND = "find"
+OP_LOCATE = "locate"
 
 OPERATIONS = (OP_PING, OP_STATUS, OP_BROWSERS, OP_CONNECT, OP_DISCONNECT,
-              OP_TABS, OP_TAB, OP_OPEN, OP_CLOSE, OP_PROFILES, OP_PROFILE, OP_SNAPSHOT, OP_CLICK, OP_TYPE)
+              OP_TABS, OP_TAB, OP_OPEN, OP_CLOSE, OP_PROFILES, OP_PROFILE, OP_SNAPSHOT, OP_CLICK, OP_TYPE,
+              OP_KEYBOARD, OP_PRESS, OP_HOVER, OP_SCROLL, OP_DROPDOWN, OP_SELECT, OP_EVAL,
+              OP_FRAME, OP_READ, OP_SEARCH, OP_FIND, OP_LOCATE)
 # Operations that may change the browser or broker state: a CLI-side timeout is unknown_outcome.
-MUTATING = frozenset({OP_CONNECT, OP_DISCONNECT, OP_OPEN, OP_CLOSE, OP_PROFILES, OP_CLICK, OP_TYPE})
+MUTATING = frozenset({OP_CONNECT, OP_DISCONNECT, OP_OPEN, OP_CLOSE, OP_PROFILES, OP_CLICK, OP_TYPE,
+                      OP_KEYBOARD, OP_PRESS, OP_HOVER, OP_SCROLL, OP_SELECT, OP_EVAL})
 
 
 def canonical_json(value):

@@ -129,6 +129,106 @@ class TypeArgs(Schema):
     limit = fields.Integer(strict=True, validate=validate.Range(min=1, max=10_000))
 
 
+class ScrollArgs(Schema):
+    class Meta:
+        unknown = RAISE
+
+    direction = fields.String(validate=validate.OneOf(["up", "down", "left", "right"]))
+    amount = fields.Float(allow_nan=False, validate=validate.Range(min=0, max=1_000_000, min_inclusive=False))
+    unit = fields.String(validate=validate.OneOf(["pixels", "viewport"]))
+    ref = fields.Integer(strict=True, validate=validate.Range(min=1, max=10_000))
+    selector = fields.String(validate=validate.Length(min=1, max=4096))
+    to = fields.String(validate=validate.OneOf(["start", "end"]))
+    toText = fields.String(validate=validate.Length(min=1, max=1000))
+    exact = fields.Boolean(truthy={True}, falsy={False})
+    limit = fields.Integer(strict=True, validate=validate.Range(min=1, max=10_000))
+
+    @validates_schema
+    def _one_mode(self, data, **_):
+        if sum(k in data for k in ("direction", "to", "toText")) > 1:
+            raise ValidationError("give at most one of direction, to, toText", field_name="direction")
+        if "ref" in data and "selector" in data:
+            raise ValidationError("give at most one of ref or selector", field_name="ref")
+        if ("amount" in data or "unit" in data) and ("to" in data or "toText" in data):
+            raise ValidationError("amount and unit go with a direction only", field_name="amount")
+        if "exact" in data and "toText" not in data:
+            raise ValidationError("exact goes with toText only", field_name="exact")
+
+
+class DropdownArgs(Schema):
+    class Meta:
+        unknown = RAISE
+
+    ref = fields.Integer(strict=True, validate=validate.Range(min=1, max=10_000))
+    selector = fields.String(validate=validate.Length(min=1, max=4096))
+
+    @validates_schema
+    def _one_target(self, data, **_):
+        if ("ref" in data) == ("selector" in data):
+            raise ValidationError("give exactly one of ref or selector", field_name="ref")
+
+
+class SelectArgs(DropdownArgs):
+    option = fields.String(required=True, validate=validate.Length(min=1, max=4096))
+    by = fields.String(validate=validate.OneOf(["label", "value", "index"]))
+    contains = fields.Boolean(truthy={True}, falsy={False})
+    limit = fields.Integer(strict=True, validate=validate.Range(min=1, max=10_000))
+
+
+ATTRIBUTE_NAME_RE = r"^[A-Za-z_:][-A-Za-z0-9_:.]{0,127}$"
+
+
+class ReadArgs(Schema):
+    class Meta:
+        unknown = RAISE
+
+    selector = fields.String(validate=validate.Length(min=1, max=4096))
+    limit = fields.Integer(strict=True, validate=validate.Range(min=1, max=1_000_000))
+
+
+class SearchArgs(Schema):
+    class Meta:
+        unknown = RAISE
+
+    query = fields.String(required=True, validate=validate.Length(min=1, max=1000))
+    selector = fields.String(validate=validate.Length(min=1, max=4096))
+    caseSensitive = fields.Boolean(truthy={True}, falsy={False})
+    wholeWord = fields.Boolean(truthy={True}, falsy={False})
+    limit = fields.Integer(strict=True, validate=validate.Range(min=1, max=200))
+
+
+class FindArgs(Schema):
+    class Meta:
+        unknown = RAISE
+
+    selector = fields.String(required=True, validate=validate.Length(min=1, max=4096))
+    limit = fields.Integer(strict=True, validate=validate.Range(min=1, max=200))
+    attributes = fields.List(fields.String(validate=validate.Regexp(ATTRIBUTE_NAME_RE)),
+                             validate=validate.Length(max=20))
+    noShadow = fields.Boolean(truthy={True}, falsy={False})
+
+
+class LocateArgs(Schema):
+    class Meta:
+        unknown = RAISE
+
+    selector = fields.String(required=True, validate=validate.Length(min=1, max=4096))
+
+
+class FrameArgs(Schema):
+    class Meta:
+        unknown = RAISE
+
+    index = fields.Integer(strict=True, validate=validate.Range(min=0, max=10_000))
+
+
+class EvalArgs(Schema):
+    class Meta:
+        unknown = RAISE
+
+    expression = fields.String(required=True, validate=validate.Length(min=1, max=100_000))
+
+
 class InstallationSchema(Schema):
     class Meta:
         unknown = EXCLUDE
@@ -181,6 +281,15 @@ ARGS_SCHEMAS = {
     protocol.OP_SNAPSHOT: SnapshotArgs(),
     protocol.OP_CLICK: ClickArgs(),
     protocol.OP_TYPE: TypeArgs(),
+    protocol.OP_SCROLL: ScrollArgs(),
+    protocol.OP_DROPDOWN: DropdownArgs(),
+    protocol.OP_SELECT: SelectArgs(),
+    protocol.OP_READ: ReadArgs(),
+    protocol.OP_SEARCH: SearchArgs(),
+    protocol.OP_FIND: FindArgs(),
+    protocol.OP_LOCATE: LocateArgs(),
+    protocol.OP_FRAME: FrameArgs(),
+    protocol.OP_EVAL: EvalArgs(),
 }
 
 REQUEST = RequestSchema()

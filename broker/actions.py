@@ -11,17 +11,27 @@ EXPECTED_TOGGLE = {"checkbox", "radio", "switch", "menuitemcheckbox", "menuitemr
 NAVIGATION_STARTS = ("Page.frameRequestedNavigation", "Page.frameStartedLoading", "Page.frameNavigated")
 
 
-def _mouse(session, x, y, button, count):
+def _mouse(session, x, y, button, count, target=None):
+    """Press and release at (x, y) of `target`'s viewport (the tab's own session, or the session
+    of the out-of-process frame that renders the element)."""
+    target = target or session
     # A move is aligned to animation frames, which a background tab barely gets: send it without
     # waiting for its acknowledgement; the press that follows flushes it, in order.
-    session.send_nowait("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y})
+    target.send_nowait("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y})
     for kind in ("mousePressed", "mouseReleased"):
         # A click that opens alert()/confirm() blocks the page before it acknowledges the input.
-        session.call("Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y, "button": button,
-                                                  "clickCount": count, "buttons": 1 if kind == "mousePressed" else 0},
-                     abort=session.dialog_open)
+        target.call("Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y, "button": button,
+                                                 "clickCount": count, "buttons": 1 if kind == "mousePressed" else 0},
+                    abort=session.dialog_open)
         if session.dialog_open():
             return
+
+
+def input_point(session, answer):
+    """(target session, x, y) for input at a resolved ref."""
+    if "input" in answer:
+        return answer["input"]
+    return session, answer["x"], answer["y"]
 
 
 def settle(session, since, deadline):
@@ -58,15 +68,16 @@ def click(broker, agent, raw, session, args, deadline):
     popups_before = {t for t, i in broker.browser.targets.infos.items() if i.get("openerId") == raw}
     before = role = name_before = None
     if "xy" in args:
-        x, y = args["xy"]
+        (x, y), target = args["xy"], session
         kind = "coordinates"
     else:
         answer = observe.resolve(broker, agent, raw, session, args["ref"])
-        x, y, before, role, name_before = answer["x"], answer["y"], answer["state"], answer["role"], answer["name"]
+        target, x, y = input_point(session, answer)
+        before, role, name_before = answer["state"], answer["role"], answer["name"]
         kind = role if role in EXPECTED_TOGGLE or role == "option" else "control"
     loader_before = session.loader
     since = session.mark()
-    _mouse(session, x, y, button, count)  # dispatched: from here on, failures are unknown_outcome
+    _mouse(session, x, y, button, count, target)  # dispatched: from here on, failures are unknown_outcome
     navigated = settle(session, since, deadline)
     effects = []
     if navigated or session.loader != loader_before:
@@ -111,15 +122,16 @@ def click(broker, agent, raw, session, args, deadline):
     return evidence
 
 
-def _key(session, key, code, vk, modifiers=0, text=None):
+def _key(session, key, code, vk, modifiers=0, text=None, target=None):
+    target = target or session
     down = {"type": "keyDown" if text else "rawKeyDown", "key": key, "code": code, "windowsVirtualKeyCode": vk,
             "modifiers": modifiers}
     if text:
         down["text"] = text
-    session.call("Input.dispatchKeyEvent", down, abort=session.dialog_open)
+    target.call("Input.dispatchKeyEvent", down, abort=session.dialog_open)
     if not session.dialog_open():
-        session.call("Input.dispatchKeyEvent", {"type": "keyUp", "key": key, "code": code, "windowsVirtualKeyCode": vk,
-                                                "modifiers": modifiers}, abort=session.dialog_open)
+        target.call("Input.dispatchKeyEvent", {"type": "keyUp", "key": key, "code": code, "windowsVirtualKeyCode": vk,
+                                               "modifiers": modifiers}, abort=session.dialog_open)
 
 
 def type_text(broker, agent, raw, session, args, deadline):
@@ -129,6 +141,7 @@ def type_text(broker, agent, raw, session, args, deadline):
     text, clear, submit = args["text"], args.get("clear", False), args.get("submit", False)
     answer = observe.resolve(broker, agent, raw, session, args["ref"], focus=True, clear=clear)
     editable = answer["editable"]
+    target = input_point(session, answer)[0]
     loader, since = session.loader, session.mark()
     dispatched = []
 
@@ -165,16 +178,16 @@ def type_text(broker, agent, raw, session, args, deadline):
     check("focus")
     if clear:
         # Select-all + delete reaches rich editors and code editors that keep their own model.
-        _key(session, "a", "KeyA", 65, modifiers=4 if editable["mac"] else 2)
-        _key(session, "Backspace", "Backspace", 8)
+        _key(session, "a", "KeyA", 65, modifiers=4 if editable["mac"] else 2, target=target)
+        _key(session, "Backspace", "Backspace", 8, target=target)
         dispatched.append("clear")
         check("type")
     if text:
-        session.call("Input.insertText", {"text": text}, abort=session.dialog_open)
+        target.call("Input.insertText", {"text": text}, abort=session.dialog_open)
         dispatched.append("type")
     if submit:
         check("submit")
-        _key(session, "Enter", "Enter", 13, text="\r")
+        _key(session, "Enter", "Enter", 13, text="\r", target=target)
         dispatched.append("submit")
     navigated = settle(session, since, deadline)
     evidence = {"action": "type", "kind": editable["kind"], "sensitive": editable["sensitive"],

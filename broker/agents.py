@@ -39,6 +39,7 @@ class Agent:
         self.selected_profile = None  # browserContextId
         self.controlled = set()  # raw ids of user tabs this Agent controls
         self.observations = {}  # raw target id -> latest Observation (refs), memory only
+        self.frames = {}  # raw target id -> selected frame {"frameId", "loader"} (broker/page.py)
 
     def renew(self, now):
         self.lease_expires_at = now + LEASE_TTL_S
@@ -76,6 +77,7 @@ class Agent:
         self.managed_targets.pop(raw, None)
         self.controlled.discard(raw)
         self.observations.pop(raw, None)
+        self.frames.pop(raw, None)
         if self.selected == raw:
             self.selected = None
 
@@ -187,6 +189,7 @@ class Agents:
                 del self.control[raw]
             agent.controlled.discard(raw)
             agent.observations.pop(raw, None)  # released control invalidates its refs
+            agent.frames.pop(raw, None)
 
     def forget_target(self, raw):
         with self.lock:

@@ -20,9 +20,93 @@ MAX_WORKERS = 4096
 _STOP = object()
 EVENT_BUFFER = 512
 LOAD_GRACE_S = 3.0
+# Cross-origin iframes live in other renderer processes (OOPIFs) with their own CDP sessions:
+# attach to them automatically, flattened onto the same WebSocket, and to nothing else.
+AUTO_ATTACH = {"autoAttach": True, "waitForDebuggerOnStart": False, "flatten": True,
+               "filter": [{"type": "iframe", "exclude": False}]}
+MAX_FRAME_SESSIONS = 256
 
 
-class TabSession:
+class FrameSessions:
+    """The out-of-process iframes attached under one session (a tab's or another iframe's).
+
+    Runs on the janitor-relay thread (from deliver): bookkeeping and fire-and-forget sends only."""
+
+    def _init_children(self):
+        self.children = {}  # CDP session id -> FrameSession
+
+    def _child_event(self, method, params):
+        if method == "Target.attachedToTarget":
+            info = params.get("targetInfo") or {}
+            if info.get("type") != "iframe" or len(self.children) >= MAX_FRAME_SESSIONS:
+                return
+            child = FrameSession(self.conn, self.targets, self, params.get("sessionId"), info.get("targetId"))
+            self.children[child.session_id] = child
+            self.targets.sessions[child.session_id] = child
+            try:
+                # Nested OOPIFs (a third site inside the second) attach under the child.
+                self.conn.send_nowait("Target.setAutoAttach", AUTO_ATTACH, session_id=child.session_id)
+            except BPError:
+                pass
+        elif method == "Target.detachedFromTarget":
+            child = self.children.pop(params.get("sessionId"), None)
+            if child is not None:
+                child.detached()
+
+    def _drop_children(self):
+        for child in list(self.children.values()):
+            child.detached()
+        self.children.clear()
+
+    def live_children(self):
+        return [c for c in list(self.children.values()) if c.alive]
+
+
+class FrameSession(FrameSessions):
+    """An out-of-process iframe's CDP session. Browser Pilot only reads and resolves refs in it
+    (its isolated world); input always goes through the tab's own session."""
+
+    def __init__(self, conn, targets, parent, session_id, frame_id):
+        self.conn = conn
+        self.targets = targets
+        self.parent = parent
+        self.session_id = session_id
+        self.frame_id = frame_id  # an OOPIF's target id is its frame id
+        self.alive = True
+        self._world = None
+        self._init_children()
+
+    def call(self, method, params=None, timeout_s=30.0, abort=None):
+        if not self.alive:
+            raise BPError("stale_ref", "The frame is gone.", context={"field": "ref", "reason": "frame_detached"})
+        return self.conn.cdp(method, params, session_id=self.session_id, timeout_s=timeout_s, abort=abort)
+
+    def send_nowait(self, method, params=None):
+        self.conn.send_nowait(method, params, session_id=self.session_id)
+
+    def deliver(self, method, params):
+        if method.startswith("Target."):
+            self._child_event(method, params)
+
+    def detached(self):
+        self.alive = False
+        self.targets.sessions.pop(self.session_id, None)
+        self._drop_children()
+
+    def world(self, name):
+        """Execution context id of Browser Pilot's isolated world in this frame's document. The
+        frame's navigations are not tracked: a caller that finds the context gone forgets it."""
+        if self._world is None:
+            reply = self.call("Page.createIsolatedWorld", {"frameId": self.frame_id, "worldName": name,
+                                                           "grantUniveralAccess": True})
+            self._world = reply["executionContextId"]
+        return self._world, None
+
+    def forget_world(self):
+        self._world = None
+
+
+class TabSession(FrameSessions):
     """A flattened CDP session attached to one tab; events for it arrive through Targets."""
 
     def __init__(self, conn, targets, raw_id, timeout_s=10.0):
@@ -37,6 +121,8 @@ class TabSession:
         self.loader = None  # main frame's current loader: a new one means a new document
         self.dialog = None  # an open JavaScript dialog blocks the page's scripts
         self._world = None  # (loader, execution context id) of Browser Pilot's isolated world
+        self._frame_worlds = {}  # subframe id -> context id of our world there (same process)
+        self._init_children()
         reply = conn.cdp("Target.attachToTarget", {"targetId": raw_id, "flatten": True}, timeout_s=timeout_s)
         self.session_id = reply["sessionId"]
         targets.sessions[self.session_id] = self
@@ -44,6 +130,7 @@ class TabSession:
         self.call("Page.setLifecycleEventsEnabled", {"enabled": True}, timeout_s=timeout_s)
         # Background tabs behave as focused (menus, focus events) without raising any window.
         self.call("Emulation.setFocusEmulationEnabled", {"enabled": True}, timeout_s=timeout_s)
+        self.call("Target.setAutoAttach", AUTO_ATTACH, timeout_s=timeout_s)
         tree = self.call("Page.getFrameTree", timeout_s=timeout_s)["frameTree"]["frame"]
         if self.loader is None:
             self.frame_id, self.loader = tree["id"], tree.get("loaderId")
@@ -60,7 +147,9 @@ class TabSession:
         return self.dialog is not None
 
     def deliver(self, method, params):
-        if method == "Page.frameNavigated":
+        if method.startswith("Target."):
+            self._child_event(method, params)
+        elif method == "Page.frameNavigated":
             frame = params.get("frame") or {}
             if not frame.get("parentId"):
                 self.frame_id, self.loader, self._world = frame.get("id"), frame.get("loaderId"), None
@@ -77,6 +166,7 @@ class TabSession:
         with self._cond:
             self.alive = False
             self._cond.notify_all()
+        self._drop_children()
 
     def mark(self):
         with self._cond:
@@ -101,13 +191,36 @@ class TabSession:
         world = self._world
         if world is None or world[0] != self.loader:
             loader = self.loader
+            # Universal access lets the walker enter cross-origin frames that share the page's
+            # process; page scripts still cannot see or reach this world.
             reply = self.call("Page.createIsolatedWorld", {"frameId": self.frame_id, "worldName": name,
-                                                           "grantUniveralAccess": False})
+                                                           "grantUniveralAccess": True})
             world = self._world = (loader, reply["executionContextId"])
         return world[1], world[0]
 
     def forget_world(self):
         self._world = None
+        self._frame_worlds = {}
+
+    def frame_world(self, frame_id, name):
+        """Execution context of Browser Pilot's isolated world in a subframe rendered by this
+        tab's process, created once per frame document (a navigation of the main frame forgets
+        them all; a context found gone is recreated)."""
+        if self._world is None or self._world[0] != self.loader:
+            self._frame_worlds = {}
+        known = self._frame_worlds.get(frame_id)
+        if known is not None:
+            try:
+                self.call("Runtime.evaluate", {"expression": "0", "contextId": known}, timeout_s=5.0)
+                return known
+            except BPError:
+                pass
+        reply = self.call("Page.createIsolatedWorld", {"frameId": frame_id, "worldName": name,
+                                                       "grantUniveralAccess": True})
+        if len(self._frame_worlds) > 256:
+            self._frame_worlds.clear()
+        self._frame_worlds[frame_id] = reply["executionContextId"]
+        return reply["executionContextId"]
 
     def evaluate(self, expression, timeout_s=10.0):
         reply = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True}, timeout_s=timeout_s)
@@ -141,6 +254,7 @@ class TabSession:
     def close(self):
         self.targets.sessions.pop(self.session_id, None)
         self.alive = False
+        self._drop_children()
 
 
 class TabWorker:

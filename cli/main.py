@@ -27,6 +27,15 @@ COMMANDS = {
     "snapshot": ("cli.commands.observe", "snapshot"),
     "click": ("cli.commands.actions", "click_ref"),
     "type": ("cli.commands.actions", "type_text"),
+    "scroll": ("cli.commands.scroll", "scroll"),
+    "dropdown": ("cli.commands.select", "dropdown"),
+    "select": ("cli.commands.select", "select"),
+    "read": ("cli.commands.page", "read"),
+    "search": ("cli.commands.page", "search"),
+    "find": ("cli.commands.page", "find"),
+    "locate": ("cli.commands.page", "locate"),
+    "frame": ("cli.commands.page", "frame"),
+    "eval": ("cli.commands.page", "eval_js"),
 }
 
 

@@ -129,7 +129,9 @@ class Chromium:
         os.makedirs(self.root, mode=0o700, exist_ok=True)
         args = [chromium_path(), f"--user-data-dir={self.root}", "--remote-debugging-port=0", "--headless",
                 "--disable-gpu", "--no-first-run", "--no-default-browser-check", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync", "--disable-default-apps"]
+                "--disable-component-update", "--disable-sync", "--disable-default-apps",
+                # Named sites for cross-site (out-of-process) iframes, all served by 127.0.0.1.
+                "--host-resolver-rules=MAP *.test 127.0.0.1"]
         if os.geteuid() == 0:
             args.append("--no-sandbox")
         args.append("about:blank")

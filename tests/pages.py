@@ -30,8 +30,11 @@ class PageServer:
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()
 
-    def url(self, path):
-        return f"http://127.0.0.1:{self.port}{path}"
+    def url(self, path, site=None):
+        """A URL on 127.0.0.1, or on a named site (`a` -> a.test, `www.a` -> www.a.test, mapped
+        to 127.0.0.1 by the test browser): another site gets its own renderer process."""
+        host = f"{site}.test" if site else "127.0.0.1"
+        return f"http://{host}:{self.port}{path}"
 
     def handle(self, request):
         parts = urlsplit(request.path)
@@ -75,13 +78,13 @@ class PageServer:
         request.end_headers()
         request.wfile.write(data)
 
-    def page(self, body, title="page"):
-        """Serve `body` at a fresh URL; returns that URL."""
+    def page(self, body, title="page", site=None):
+        """Serve `body` at a fresh URL (on a named site if given); returns that URL."""
         import os
 
         key = os.urandom(6).hex()
         self.html[key] = body
-        return self.url(f"/html?id={key}&title={title}")
+        return self.url(f"/html?id={key}&title={title}", site)
 
     def wait_for_log(self, predicate, timeout=10):
         with self.lock:

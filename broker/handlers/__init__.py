@@ -1,3 +1,3 @@
 """Handlers by command family; importing this package registers them all."""
 
-from broker.handlers import actions, observe, setup, tabs  # noqa: F401
+from broker.handlers import actions, forms, observe, page, setup, tabs  # noqa: F401

@@ -151,9 +151,16 @@
     return aria.length ? aria[aria.length - 1] : null;
   }
 
+  function frameUsable(el, style, ctx) {
+    if (style.visibility === "hidden" || style.visibility === "collapse") return false;
+    if (ctx.modal && !composedContains(ctx.modal, el)) return false;
+    const rect = el.getBoundingClientRect();
+    return rect.width > 0 && rect.height > 0 && reachable(el, rect, ctx.doc, ctx.win);
+  }
+
   const store = (globalThis.__browserPilot = globalThis.__browserPilot || {});
-  const els = [], facts = [], out = [];
-  let eligible = 0, framesOmitted = 0, stop = false;
+  const els = [], facts = [], out = [], outEls = [], frames = [];
+  let eligible = 0, stop = false;
   const topModal = modalRoot(document);
   const modalRefs = [];
 
@@ -174,13 +181,14 @@
           style.pointerEvents !== "none" && reachable(el, rect, ctx.doc, ctx.win)) {
         eligible++;
         counted = true;
-        if (out.length < LIMIT) {
+        if (els.length < LIMIT) {
           const name = cut(nameOf(el, role), MAX_NAME);
           const element = {role: role, name: name};
           const value = valueOf(el, role);
           if (value) element.value = cut(value, MAX_VALUE);
           if (checkedOf(el)) element.checked = true;
           out.push(element);
+          outEls.push(el);
           els.push(el);
           facts.push([role, name]);
           if (ctx.modal) modalRefs.push(out.length);
@@ -197,7 +205,13 @@
         const win = inner.defaultView;
         visit(inner.documentElement, depth + 1, {doc: inner, win: win, modal: modalRoot(inner),
           parentStyle: null, insideControl: false});
-      } else if (el.src && !/^(about:|javascript:)/.test(el.src)) framesOmitted++;
+      } else if (frameUsable(el, style, ctx)) {
+        // Another process renders it (a cross-site iframe): the broker splices in that frame's
+        // own observation here, so its elements keep their document order.
+        out.push({frame: frames.length});
+        outEls.push(null);
+        frames.push(el);
+      }
       return;
     }
     for (const child of el.children) visit(child, depth + 1, childCtx);
@@ -205,7 +219,7 @@
   visit(document.documentElement, 0, {doc: document, win: window, modal: topModal, parentStyle: null,
     insideControl: false});
 
-  store[opts.key] = {id: opts.obs, els: els, facts: facts};
+  store[opts.key] = {id: opts.obs, els: els, facts: facts, frames: frames};
   // For live revalidation of a single ref after same-document changes (resolve.js).
   store.roleOf = roleOf;
   store.nameOf = (el, role) => nameOf(el, role).slice(0, MAX_NAME);
@@ -224,20 +238,19 @@
   if (topModal) hints.push({code: "modal_overlay", source: "observation", confidence: "strong",
     recommendedAction: "resolve_overlay_first", blocking: true, refs: modalRefs.slice(0, 32)});
   const auto = [];
+  // Hint refs are positions in `out` (1-based); the broker maps them to the merged refs.
   out.forEach((e, i) => {
-    const el = els[i];
-    if (e.role === "combobox" && (el.getAttribute("aria-autocomplete") || el.hasAttribute("list"))) auto.push(i + 1);
+    const el = outEls[i];
+    if (e.role === "combobox" && el && (el.getAttribute("aria-autocomplete") || el.hasAttribute("list"))) auto.push(i + 1);
   });
   if (auto.length) hints.push({code: "autocomplete", source: "observation", confidence: "strong",
     recommendedAction: "observe_then_select", refs: auto.slice(0, 32)});
   const filters = [];
-  out.forEach((e, i) => { if (/\b(filter|sort|refine)/i.test(e.name)) filters.push(i + 1); });
+  out.forEach((e, i) => { if (outEls[i] && /\b(filter|sort|refine)/i.test(e.name)) filters.push(i + 1); });
   if (filters.length >= 2) hints.push({code: "filter_controls", source: "observation", confidence: "strong",
     recommendedAction: "review_refinement_controls", refs: filters.slice(0, 32)});
   if (document.querySelector("input[type=password]")) hints.push({code: "authentication_surface",
     source: "observation", confidence: "strong", recommendedAction: "inspect_authentication_state", state: "present"});
-  if (framesOmitted) hints.push({code: "frames_omitted", source: "observation", confidence: "strong",
-    recommendedAction: "inspect_visually", count: framesOmitted});
 
   const order = ["element_limit", "text_limit", "depth_limit", "byte_limit", "work_limit"];
   return {title: cut(document.title, MAX_NAME), url: location.href.slice(0, 16384), page: page, elements: out,

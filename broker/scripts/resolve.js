@@ -1,27 +1,123 @@
 // Browser Pilot ref resolution, in the same isolated world as the observation walker.
 // Checks that the ref's exact node is still there and still what was observed, scrolls it into
-// view (without touching focus), and hit-tests it in top-level viewport coordinates.
-(function (opts) {
+// view (without touching focus), and hit-tests it in this document's top-level viewport.
+// For an element inside an out-of-process iframe the broker then maps the points through each
+// frame element above it (mode "frame"), hit-testing again at every level.
+(function (opts, fn) {
   "use strict";
   const store = globalThis.__browserPilot || {};
   const entry = store[opts.key];
   if (!entry || entry.id !== opts.obs) return {stale: "document_replaced"};
+
+  const composedContains = (outer, inner) => { for (let n = inner; n; n = n.parentNode || n.host || null) if (n === outer) return true; return false; };
+  const hostOf = (node) => { const root = node.getRootNode(); return root && root.host ? root.host : null; };
+  const deepHit = (x, y) => {
+    // Descend from the top document through same-process frames and open shadow roots.
+    let d = document, hx = x, hy = y, hit = null;
+    for (let guard = 0; guard < 64; guard++) {
+      hit = d.elementFromPoint(hx, hy);
+      while (hit && hit.shadowRoot) { const inner = hit.shadowRoot.elementFromPoint(hx, hy); if (!inner || inner === hit) break; hit = inner; }
+      if (hit && (hit.localName === "iframe" || hit.localName === "frame")) {
+        let inner = null; try { inner = hit.contentDocument; } catch (e) {}
+        if (!inner) return hit;
+        const r = hit.getBoundingClientRect(), s = getComputedStyle(hit);
+        hx -= r.left + hit.clientLeft + parseFloat(s.paddingLeft);
+        hy -= r.top + hit.clientTop + parseFloat(s.paddingTop);
+        d = inner;
+        continue;
+      }
+      return hit;
+    }
+    return hit;
+  };
+  // The frame elements from a node's document up to this world's top document.
+  const frameChain = (node) => {
+    const chain = [];
+    for (let w = node.ownerDocument.defaultView; w && w !== window; w = w.parent) {
+      const fe = w.frameElement;
+      if (!fe || !fe.isConnected) return null;
+      chain.push(fe);
+    }
+    return chain;
+  };
+  const contentOffset = (fe) => {
+    const r = fe.getBoundingClientRect(), s = getComputedStyle(fe);
+    return [r.left + fe.clientLeft + parseFloat(s.paddingLeft), r.top + fe.clientTop + parseFloat(s.paddingTop)];
+  };
+  const offsetOf = (chain) => {
+    let ox = 0, oy = 0;
+    for (const fe of chain) { const [x, y] = contentOffset(fe); ox += x; oy += y; }
+    return [ox, oy];
+  };
+  // Scroll a node into view. Inside an out-of-process iframe, only within this process: the
+  // browser would carry a native scrollIntoView on to the embedding page later, asynchronously,
+  // moving the element after its position was measured.
+  const reveal = (node, center) => {
+    if (!opts.nested) {
+      node.scrollIntoView({block: center ? "center" : "nearest", inline: center ? "center" : "nearest", behavior: "instant"});
+      return;
+    }
+    const delta = (lo, size, min, max) => {
+      if (center) return lo + size / 2 - (min + max) / 2;
+      if (lo < min) return lo - min;
+      if (lo + size > max) return Math.min(lo - min, lo + size - max);
+      return 0;
+    };
+    const win = node.ownerDocument.defaultView;
+    for (let n = node.parentElement || hostOf(node); n; n = n.parentElement || hostOf(n)) {
+      if (n === node.ownerDocument.documentElement || n === node.ownerDocument.body) break;
+      const s = getComputedStyle(n);
+      if (!/(auto|scroll|overlay)/.test(s.overflowX + s.overflowY)) continue;
+      const r = node.getBoundingClientRect(), c = n.getBoundingClientRect();
+      n.scrollTop += delta(r.top, r.height, c.top + n.clientTop, c.top + n.clientTop + n.clientHeight);
+      n.scrollLeft += delta(r.left, r.width, c.left + n.clientLeft, c.left + n.clientLeft + n.clientWidth);
+    }
+    const r = node.getBoundingClientRect();
+    win.scrollBy({left: delta(r.left, r.width, 0, win.innerWidth), top: delta(r.top, r.height, 0, win.innerHeight),
+      behavior: "instant"});
+  };
+  const inViewport = (x, y) => x >= 0 && y >= 0 && x < window.innerWidth && y < window.innerHeight;
+  const describe = (hit) => ({tagName: hit.localName, role: hit.getAttribute("role") || undefined});
+
+  if (opts.mode === "frame") {
+    // Points in an out-of-process child frame's viewport -> points in this viewport, kept only
+    // where this document shows that very frame element.
+    const fe = (entry.frames || [])[opts.slot];
+    if (!fe || !fe.isConnected) return {stale: "frame_detached"};
+    const chain = frameChain(fe);
+    if (!chain) return {stale: "frame_detached"};
+    reveal(fe, false);
+    for (const outer of chain) reveal(outer, false);
+    const [ox, oy] = offsetOf(chain);
+    const [cx, cy] = contentOffset(fe);
+    const points = [];  // aligned with opts.points; null where this document hides the point
+    let obstruction = null;
+    for (const point of opts.points) {
+      points.push(null);
+      if (!point) continue;
+      const [px, py] = point;
+      if (px < 0 || py < 0 || px >= fe.clientWidth || py >= fe.clientHeight) continue;
+      const x = ox + cx + px, y = oy + cy + py;
+      if (!inViewport(x, y)) continue;
+      const hit = deepHit(x, y);
+      if (hit === fe) points[points.length - 1] = [x, y];
+      else if (!obstruction && hit) obstruction = describe(hit);
+    }
+    if (points.some((p) => p)) return {points: points};
+    return obstruction ? {refuse: "obscured", obstruction: obstruction} : {refuse: "outside_viewport"};
+  }
+
   const el = entry.els[opts.index];
   if (!el) return {stale: "document_replaced"};
   if (!el.isConnected) return {stale: "node_detached"};
-  const doc = el.ownerDocument, win = doc.defaultView;
-  if (!win) return {stale: "frame_detached"};
-  // The chain of frame elements from the element's document up to the top document.
-  const frames = [];
-  for (let w = win; w !== window; w = w.parent) {
-    const fe = w.frameElement;
-    if (!fe || !fe.isConnected) return {stale: "frame_detached"};
-    frames.push(fe);
-  }
+  if (!el.ownerDocument.defaultView) return {stale: "frame_detached"};
+  const frames = frameChain(el);
+  if (!frames) return {stale: "frame_detached"};
   const [role, name] = entry.facts[opts.index];
   const currentName = store.nameOf ? store.nameOf(el, role) : name;
   if (opts.mode !== "state" && store.roleOf && ((store.roleOf(el) || "button") !== role || currentName !== name))
     return {stale: "node_changed"};
+  if (opts.mode === "call") return {value: fn(el, opts.args || {})};
   const state = (e) => {
     const active = (() => { let a = document.activeElement; while (a) { const inner = (a.shadowRoot && a.shadowRoot.activeElement) || (a.contentDocument && a.contentDocument.activeElement); if (!inner || inner === a) break; a = inner; } return a; })();
     const checked = e.localName === "input" && ["checkbox", "radio"].includes((e.type || "").toLowerCase()) ? e.checked
@@ -51,20 +147,12 @@
   if (el.matches(":disabled") || el.closest("[aria-disabled='true'], [inert]")) return {refuse: "disabled"};
   const style = getComputedStyle(el);
   if (style.display === "none" || style.visibility === "hidden") return {refuse: "no_layout"};
-  el.scrollIntoView({block: "center", inline: "center", behavior: "instant"});
-  for (const fe of frames) fe.scrollIntoView({block: "nearest", inline: "nearest", behavior: "instant"});
-  // Offset of the element's viewport inside the top-level viewport.
-  let ox = 0, oy = 0;
-  for (const fe of frames) {
-    const r = fe.getBoundingClientRect(), s = getComputedStyle(fe);
-    ox += r.left + fe.clientLeft + parseFloat(s.paddingLeft);
-    oy += r.top + fe.clientTop + parseFloat(s.paddingTop);
-  }
+  reveal(el, true);
+  for (const fe of frames) reveal(fe, false);
+  const [ox, oy] = offsetOf(frames);  // this element's viewport inside this world's top viewport
   const rects = Array.from(el.getClientRects()).filter((r) => r.width > 0 && r.height > 0)
     .sort((a, b) => b.width * b.height - a.width * a.height).slice(0, 4);
   if (!rects.length) return {refuse: "no_layout"};
-  const composedContains = (outer, inner) => { for (let n = inner; n; n = n.parentNode || n.host || null) if (n === outer) return true; return false; };
-  const hostOf = (node) => { const root = node.getRootNode(); return root && root.host ? root.host : null; };
   const accepts = (hit) => {
     if (!hit) return false;
     if (hit === el || composedContains(el, hit)) return true;
@@ -72,54 +160,37 @@
     for (let h = hostOf(el); h; h = hostOf(h)) if (h === hit) return true;
     return false;
   };
-  const deepHit = (x, y) => {
-    // Descend from the top document through same-origin frames and open shadow roots.
-    let d = document, hx = x, hy = y, hit = null;
-    for (let guard = 0; guard < 64; guard++) {
-      hit = d.elementFromPoint(hx, hy);
-      while (hit && hit.shadowRoot) { const inner = hit.shadowRoot.elementFromPoint(hx, hy); if (!inner || inner === hit) break; hit = inner; }
-      if (hit && (hit.localName === "iframe" || hit.localName === "frame")) {
-        let inner = null; try { inner = hit.contentDocument; } catch (e) {}
-        if (!inner) return hit;
-        const r = hit.getBoundingClientRect(), s = getComputedStyle(hit);
-        hx -= r.left + hit.clientLeft + parseFloat(s.paddingLeft);
-        hy -= r.top + hit.clientTop + parseFloat(s.paddingTop);
-        d = inner;
-        continue;
-      }
-      return hit;
-    }
-    return hit;
-  };
   let obstruction = null;
+  const points = [];
   for (const r of rects) {
     for (const [fx, fy] of [[0.5, 0.5], [0.25, 0.25], [0.75, 0.25], [0.25, 0.75], [0.75, 0.75]]) {
       const x = ox + r.left + r.width * fx, y = oy + r.top + r.height * fy;
-      if (x < 0 || y < 0 || x >= window.innerWidth || y >= window.innerHeight) continue;
+      if (!inViewport(x, y)) continue;
       const hit = deepHit(x, y);
-      if (accepts(hit)) {
-        const result = {x: x, y: y, role: role, name: name, state: state(el)};
-        if (opts.focus) {
-          const ed = editable();
-          if (!ed) return {refuse: "not_editable"};
-          if (ed.readOnly) return {refuse: "readonly"};
-          el.focus();
-          entry.typeBefore = ed.value();  // stays in this world; only its length leaves
-          if (!opts.clear) {
-            try { if (el.setSelectionRange) el.setSelectionRange(el.value.length, el.value.length); } catch (e) {}
-            if (ed.kind === "contenteditable") {
-              const range = el.ownerDocument.createRange(); range.selectNodeContents(el); range.collapse(false);
-              const sel = el.ownerDocument.getSelection(); sel.removeAllRanges(); sel.addRange(range);
-            }
-          }
-          result.editable = {kind: ed.kind, sensitive: ed.sensitive, beforeLength: entry.typeBefore.length,
-            mac: /Mac/.test(navigator.platform)};
-          result.state = state(el);
-        }
-        return result;
-      }
-      if (!obstruction && hit) obstruction = {tagName: hit.localName, role: hit.getAttribute("role") || undefined};
+      if (accepts(hit)) points.push([x, y]);
+      else if (!obstruction && hit) obstruction = describe(hit);
+      if (points.length && !opts.allPoints) break;
     }
+    if (points.length && !opts.allPoints) break;
   }
-  return obstruction ? {refuse: "obscured", obstruction: obstruction} : {refuse: "outside_viewport"};
+  if (!points.length) return obstruction ? {refuse: "obscured", obstruction: obstruction} : {refuse: "outside_viewport"};
+  const result = {x: points[0][0], y: points[0][1], points: points, role: role, name: name, state: state(el)};
+  if (opts.focus) {
+    const ed = editable();
+    if (!ed) return {refuse: "not_editable"};
+    if (ed.readOnly) return {refuse: "readonly"};
+    el.focus();
+    entry.typeBefore = ed.value();  // stays in this world; only its length leaves
+    if (!opts.clear) {
+      try { if (el.setSelectionRange) el.setSelectionRange(el.value.length, el.value.length); } catch (e) {}
+      if (ed.kind === "contenteditable") {
+        const range = el.ownerDocument.createRange(); range.selectNodeContents(el); range.collapse(false);
+        const sel = el.ownerDocument.getSelection(); sel.removeAllRanges(); sel.addRange(range);
+      }
+    }
+    result.editable = {kind: ed.kind, sensitive: ed.sensitive, beforeLength: entry.typeBefore.length,
+      mac: /Mac/.test(navigator.platform)};
+    result.state = state(el);
+  }
+  return result;
 })

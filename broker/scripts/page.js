@@ -1,0 +1,363 @@
+// Browser Pilot page representations: read, search, find, locate (broker/page.py).
+// Runs in Browser Pilot's isolated world of the selected frame, so page scripts can neither see
+// it nor change what it reports. Read-only except `locate`, which scrolls its match into view.
+// Geometry is in CSS px of the top-level viewport: opts.offset is where the selected frame's
+// viewport sits in it (the broker measures that), plus the offsets of same-origin iframes below.
+// Never reads the `value` property of any field: a password must not leave the page this way.
+(function (opts) {
+  "use strict";
+  const started = performance.now();
+  const WORK_MS = opts.workMs || 5000, MAX_NODES = 500000, MAX_DEPTH = 1024;
+  const OFFSET = opts.offset || [0, 0];
+  let nodes = 0, workCut = false;
+
+  function spent() {
+    nodes++;
+    if (nodes > MAX_NODES || ((nodes & 255) === 0 && performance.now() - started > WORK_MS)) workCut = true;
+    return workCut;
+  }
+  function clean(text) { return (text || "").replace(/\s+/g, " ").trim(); }
+  function cut(text, max) { text = text || ""; return text.length > max ? text.slice(0, max) : text; }
+  function styleOf(el) { return (el.ownerDocument.defaultView || window).getComputedStyle(el); }
+  function validSelector(sel) {
+    try { document.createDocumentFragment().querySelector(sel); return true; } catch (e) { return false; }
+  }
+  function box(rect, ctx) {
+    return {x: Math.round(rect.left + ctx.ox + OFFSET[0]), y: Math.round(rect.top + ctx.oy + OFFSET[1]),
+      width: Math.round(rect.width), height: Math.round(rect.height)};
+  }
+  // The document of a same-origin child frame, and where its viewport sits in ours.
+  function frameCtx(el, ctx) {
+    let doc = null;
+    try { doc = el.contentDocument; } catch (e) { doc = null; }
+    if (!doc || !doc.documentElement) return null;
+    const r = el.getBoundingClientRect(), s = styleOf(el);
+    return {doc: doc, ox: ctx.ox + r.left + el.clientLeft + (parseFloat(s.paddingLeft) || 0),
+      oy: ctx.oy + r.top + el.clientTop + (parseFloat(s.paddingTop) || 0)};
+  }
+  const TOP = {doc: document, ox: 0, oy: 0};
+
+  // Elements in document order, through open shadow roots (unless shadow is false) and
+  // same-origin frames (unless frames is false). fn returning false skips the subtree.
+  function eachElement(fn, shadow, frames) {
+    function visit(el, ctx, depth) {
+      if (workCut || depth > MAX_DEPTH || spent()) return;
+      if (fn(el, ctx) === false) return;
+      if (shadow && el.shadowRoot) for (const child of el.shadowRoot.children) visit(child, ctx, depth + 1);
+      if (el.localName === "iframe" || el.localName === "frame") {
+        const inner = frames ? frameCtx(el, ctx) : null;
+        if (inner) visit(inner.doc.documentElement, inner, depth + 1);
+        return;
+      }
+      for (const child of el.children) visit(child, ctx, depth + 1);
+    }
+    if (document.documentElement) visit(document.documentElement, TOP, 0);
+  }
+  function firstMatch(sel, frames) {
+    let found = null;
+    eachElement((el, ctx) => {
+      if (found) return false;
+      if (el.matches(sel)) { found = {el: el, ctx: ctx}; return false; }
+    }, true, frames);
+    return found;
+  }
+
+  // ---- read ------------------------------------------------------------------------------------
+  const READ_DROP = new Set(["script", "style", "noscript", "nav", "footer", "aside", "svg", "iframe", "frame",
+    "frameset", "object", "embed", "template", "head", "input", "textarea", "select"]);
+  const READ_DROP_ROLES = new Set(["navigation", "banner", "contentinfo"]);
+
+  function read() {
+    let root = null;
+    if (opts.selector) {
+      const hit = firstMatch(opts.selector, false);
+      if (!hit) return {miss: true};
+      root = hit.el;
+    } else {
+      root = document.querySelector("main") || document.querySelector("article") ||
+        document.querySelector("[role=main]") || document.body || document.documentElement;
+    }
+    const budget = opts.budget;
+    const items = [];  // strings, or numbers: required line breaks
+    let size = 0, more = false;
+
+    function push(item) {
+      if (typeof item === "string") {
+        if (!item) return;
+        size += item.length;
+        if (size > budget) more = true;
+      }
+      items.push(item);
+    }
+    function dropped(el) {
+      if (READ_DROP.has(el.localName)) return true;
+      const role = (el.getAttribute("role") || "").trim().toLowerCase();
+      if (role && READ_DROP_ROLES.has(role)) return true;
+      return el.getAttribute("aria-hidden") === "true";
+    }
+    // innerText of a detached clone is just textContent (no layout), so walk the live flat tree
+    // instead, skipping what a clone would have dropped and what is not rendered.
+    function visitChildren(parent, visible, pre, depth) {
+      let children = parent.childNodes;
+      if (parent.shadowRoot) children = parent.shadowRoot.childNodes;
+      else if (parent.localName === "slot") {
+        const assigned = parent.assignedNodes({flatten: true});
+        if (assigned.length) children = assigned;
+      }
+      for (const child of children) visit(child, visible, pre, depth + 1);
+    }
+    function visit(node, visible, pre, depth) {
+      if (more || workCut || depth > MAX_DEPTH || spent()) { if (workCut || depth > MAX_DEPTH) more = true; return; }
+      if (node.nodeType === 3) {
+        if (!visible) return;
+        const text = pre ? node.data.replace(/\r\n?/g, "\n") : node.data.replace(/[ \t\n\r\f]+/g, " ");
+        push(text);
+        return;
+      }
+      if (node.nodeType === 11) { visitChildren(node, visible, pre, depth); return; }
+      if (node.nodeType !== 1) return;
+      const el = node;
+      if (el !== root && dropped(el)) return;
+      const style = styleOf(el);
+      const display = style.display;
+      if (display === "none") return;
+      if (display !== "contents" && el.checkVisibility && !el.checkVisibility()) return;
+      if (el.localName === "br") { if (style.visibility === "visible") push("\n"); return; }
+      const isVisible = style.visibility === "visible";
+      const isPre = /^(pre|break-spaces)/.test(style.whiteSpace) || style.whiteSpace === "pre-line" ||
+        /^(preserve)/.test(style.whiteSpaceCollapse || "");
+      let breaks = 0;
+      if (el.localName === "p") breaks = 2;
+      else if (display === "table-cell") push(" ");
+      else if (display !== "contents" && !display.startsWith("inline") && display !== "table-column") breaks = 1;
+      if (breaks) push(breaks);
+      visitChildren(el, isVisible, isPre, depth);
+      if (breaks) push(breaks);
+    }
+    visit(root, true, false, 0);
+
+    let text = "", pending = 0;
+    for (const item of items) {
+      if (typeof item === "number") { pending = Math.max(pending, item); continue; }
+      if (pending && text) text += "\n".repeat(pending);
+      pending = 0;
+      text += item;
+    }
+    text = text.replace(/\u00a0/g, " ").replace(/[ \t]+/g, " ").replace(/ ?\n ?/g, "\n")
+      .replace(/\n{3,}/g, "\n\n").trim();
+    return {title: cut(document.title, 4096), url: cut(location.href, 16384), text: text, more: more || workCut};
+  }
+
+  // ---- search ----------------------------------------------------------------------------------
+  const SEARCH_SKIP = new Set(["script", "style", "noscript", "template", "head", "textarea", "select", "input",
+    "object", "embed"]);
+
+  function search() {
+    const scope = opts.selector || null;
+    const segments = [];  // {node, start, map: flat index - start -> offset in node.data, ctx}
+    const flat = [];
+    let length = 0, lastSpace = true, lastBlock = null, textCut = false, scopeHit = false;
+    const MAX_FLAT = 2000000;
+
+    function addText(node, ctx, block) {
+      const data = node.data;
+      if (!data) return;
+      if (block !== lastBlock && length) { flat.push("\n"); length++; lastSpace = true; }
+      lastBlock = block;
+      const chars = [], map = [];
+      for (let i = 0; i < data.length; i++) {
+        let ch = data[i];
+        if (/\s/.test(ch)) {
+          if (lastSpace) continue;
+          ch = " ";
+          lastSpace = true;
+        } else lastSpace = false;
+        chars.push(ch);
+        map.push(i);
+      }
+      if (!chars.length) return;
+      segments.push({node: node, start: length, map: map, ctx: ctx});
+      flat.push(chars.join(""));
+      length += chars.length;
+      if (length > MAX_FLAT) textCut = true;
+    }
+    function visit(node, ctx, block, inScope, depth) {
+      if (textCut || workCut || depth > MAX_DEPTH || spent()) return;
+      if (node.nodeType === 3) { if (inScope) addText(node, ctx, block); return; }
+      if (node.nodeType !== 1) return;
+      const el = node;
+      if (SEARCH_SKIP.has(el.localName)) return;
+      const own = scope !== null && el.matches(scope);
+      if (own) scopeHit = true;
+      const style = styleOf(el);
+      if (style.display === "none") return;
+      const here = inScope || own;
+      const blockHere = style.display.startsWith("inline") || style.display === "contents" ? block : el;
+      if (el.localName === "iframe" || el.localName === "frame") {
+        const inner = frameCtx(el, ctx);
+        if (inner && inner.doc.documentElement) visit(inner.doc.documentElement, inner, inner.doc, here, depth + 1);
+        return;
+      }
+      if (el.shadowRoot) for (const child of el.shadowRoot.childNodes) visit(child, ctx, blockHere, here, depth + 1);
+      for (const child of el.childNodes) visit(child, ctx, blockHere, here, depth + 1);
+    }
+    visit(document.documentElement, TOP, null, scope === null, 0);
+    if (scope !== null && !scopeHit && !workCut && !textCut) return {miss: true};
+    const text = flat.join("");
+
+    function escapeRe(s) { return s.replace(/[.*+?^${}()|[\]\\\/]/g, "\\$&"); }
+    let pattern = escapeRe(opts.query);
+    if (opts.wholeWord) pattern = "(?<![\\p{L}\\p{N}_])" + pattern + "(?![\\p{L}\\p{N}_])";
+    const re = new RegExp(pattern, "gu" + (opts.caseSensitive ? "" : "i"));
+
+    function segmentAt(index) {
+      let lo = 0, hi = segments.length - 1;
+      while (lo < hi) {
+        const mid = (lo + hi + 1) >> 1;
+        if (segments[mid].start <= index) lo = mid; else hi = mid - 1;
+      }
+      return segments[lo];
+    }
+    const matches = [];
+    let total = 0, m, countCut = false;
+    while ((m = re.exec(text)) !== null) {
+      if (m[0].length === 0) { re.lastIndex++; continue; }
+      total++;
+      if (matches.length < opts.limit) matches.push([m.index, m.index + m[0].length]);
+      if (total >= 100000 || ((total & 1023) === 0 && performance.now() - started > WORK_MS)) {
+        countCut = true;
+        break;
+      }
+    }
+    const out = matches.map(([s, e], i) => {
+      const first = segmentAt(s), last = segmentAt(e - 1);
+      const node = first.node;
+      const parent = node.parentElement || (node.parentNode && node.parentNode.host) || null;
+      const pad = Math.max(0, Math.floor((500 - (e - s)) / 2));
+      const around = text.slice(Math.max(0, s - pad), Math.min(text.length, e + pad));
+      const context = cut(clean(around.replace(/\n/g, " ")), 500);
+      let rect = {left: 0, top: 0, width: 0, height: 0};
+      try {
+        const range = node.ownerDocument.createRange();
+        range.setStart(node, first.map[s - first.start]);
+        range.setEnd(last.node, last.map[e - 1 - last.start] + 1);
+        rect = range.getBoundingClientRect();
+      } catch (err) { /* a match across tree scopes: no geometry */ }
+      const style = parent ? styleOf(parent) : null;
+      const visible = rect.width > 0 && rect.height > 0 && !!style && style.visibility === "visible" &&
+        parseFloat(style.opacity) !== 0;
+      return Object.assign({index: i + 1, text: cut(text.slice(s, e), 500), context: context,
+        tagName: parent ? parent.localName : "", visible: visible}, box(rect, first.ctx));
+    });
+    return {title: cut(document.title, 4096), url: cut(location.href, 16384), totalMatches: total, matches: out,
+      truncated: total > out.length || countCut || textCut || workCut};
+  }
+
+  // ---- find ------------------------------------------------------------------------------------
+  const IMPLICIT = {a: "link", button: "button", select: "combobox", textarea: "textbox", img: "img", h1: "heading",
+    h2: "heading", h3: "heading", h4: "heading", h5: "heading", h6: "heading", nav: "navigation", main: "main",
+    ul: "list", ol: "list", li: "listitem", table: "table", tr: "row", td: "cell", th: "columnheader",
+    form: "form", dialog: "dialog", article: "article", aside: "complementary", header: "banner",
+    footer: "contentinfo", summary: "button", option: "option", progress: "progressbar", hr: "separator"};
+  const INPUT_ROLES = {checkbox: "checkbox", radio: "radio", range: "slider", number: "spinbutton",
+    search: "searchbox", button: "button", submit: "button", reset: "button", image: "button"};
+  const NAME_FROM_CONTENT = new Set(["button", "link", "heading", "option", "cell", "columnheader", "listitem",
+    "tab", "menuitem"]);
+
+  function roleOf(el) {
+    const explicit = (el.getAttribute("role") || "").trim().split(/\s+/)[0].toLowerCase();
+    if (explicit) return explicit;
+    const tag = el.localName;
+    if (tag === "a") return el.hasAttribute("href") ? "link" : null;
+    if (tag === "input") {
+      const type = (el.getAttribute("type") || "text").toLowerCase();
+      return type === "hidden" ? null : (INPUT_ROLES[type] || "textbox");
+    }
+    if (tag === "select" && (el.multiple || el.size > 1)) return "listbox";
+    return IMPLICIT[tag] || null;
+  }
+  function textOf(el) {
+    if (!el) return "";
+    if (["input", "textarea", "select"].includes(el.localName)) return "";
+    let text = el.innerText;
+    if (typeof text !== "string") text = el.textContent;
+    return clean(text);
+  }
+  function nameOf(el, role) {
+    let name = "";
+    const labelledby = el.getAttribute("aria-labelledby");
+    if (labelledby) {
+      const root = el.getRootNode();
+      name = clean(labelledby.split(/\s+/).map((id) => {
+        const target = (root.getElementById ? root.getElementById(id) : null) || el.ownerDocument.getElementById(id);
+        return textOf(target);
+      }).join(" "));
+    }
+    if (!name) name = clean(el.getAttribute("aria-label"));
+    if (!name && el.labels && el.labels.length) name = clean(Array.from(el.labels).map(textOf).join(" "));
+    if (!name && el.localName === "img") name = clean(el.getAttribute("alt"));
+    if (!name && NAME_FROM_CONTENT.has(role)) name = textOf(el);
+    if (!name) name = clean(el.getAttribute("title"));
+    if (!name) name = clean(el.getAttribute("placeholder"));
+    return cut(name, 500);
+  }
+  function describe(el, ctx, index) {
+    const style = styleOf(el), rect = el.getBoundingClientRect(), role = roleOf(el);
+    const visible = rect.width > 0 && rect.height > 0 && style.visibility === "visible" &&
+      parseFloat(style.opacity) !== 0;
+    let enabled = !el.matches(":disabled");
+    if (enabled && (el.closest("[inert]") || el.closest("[aria-disabled=true]"))) enabled = false;
+    const password = el.localName === "input" && (el.getAttribute("type") || "").toLowerCase() === "password";
+    const attributes = [];
+    for (const name of opts.attributes || []) {
+      if (!el.hasAttribute(name)) continue;
+      if (password && name.toLowerCase() === "value") continue;  // a prefilled secret stays in the page
+      attributes.push({name: name, value: cut(el.getAttribute(name), 2048)});
+    }
+    return Object.assign({index: index, tagName: el.localName, role: role, name: nameOf(el, role),
+      text: cut(textOf(el), 500), visible: visible, enabled: enabled}, box(rect, ctx), {attributes: attributes});
+  }
+  function find() {
+    const out = [];
+    let total = 0;
+    eachElement((el, ctx) => {
+      if (!el.matches(opts.selector)) return;
+      total++;
+      if (out.length < opts.limit) out.push(describe(el, ctx, out.length + 1));
+    }, opts.shadow !== false, true);
+    return {title: cut(document.title, 4096), url: cut(location.href, 16384), totalMatches: total, elements: out,
+      truncated: total > out.length || workCut};
+  }
+
+  // ---- locate ----------------------------------------------------------------------------------
+  function locate() {
+    const hit = firstMatch(opts.selector, true);
+    if (!hit) return {miss: true};
+    hit.el.scrollIntoView({block: "center", inline: "center", behavior: "instant"});
+    const rect = hit.el.getBoundingClientRect();
+    if (!(rect.width > 0 || rect.height > 0)) return {noLayout: true};
+    // Where the frame sits may have moved with the scroll: measure frames afresh.
+    let ctx = TOP;
+    if (hit.ctx !== TOP) {
+      const chain = [];
+      for (let doc = hit.el.ownerDocument; doc !== document && doc.defaultView; ) {
+        const owner = doc.defaultView.frameElement;
+        if (!owner) break;
+        chain.unshift(owner);
+        doc = owner.ownerDocument;
+      }
+      for (const owner of chain) ctx = frameCtx(owner, ctx) || ctx;
+    }
+    const b = box(rect, ctx);
+    return {x: Math.round(rect.left + rect.width / 2 + ctx.ox + OFFSET[0]),
+      y: Math.round(rect.top + rect.height / 2 + ctx.oy + OFFSET[1]), top: b.y, left: b.x,
+      width: b.width, height: b.height};
+  }
+
+  if (opts.selector && !validSelector(opts.selector)) return {badSelector: true};
+  if (opts.op === "read") return read();
+  if (opts.op === "search") return search();
+  if (opts.op === "find") return find();
+  if (opts.op === "locate") return locate();
+  return null;
+})

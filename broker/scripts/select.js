@@ -1,0 +1,226 @@
+// Browser Pilot dropdowns: list and choose the options of a native <select> or an ARIA
+// combobox/listbox. Runs in Browser Pilot's isolated world; element handles never leave it.
+// One command binds its dropdown (and later its chosen option) to a slot under a random token,
+// so every later step acts on the exact same nodes or learns that they are gone.
+(function (el, opts) {
+  "use strict";
+  const MAX_OPTIONS = 500, MAX_LABEL = 1000, MAX_SELECTED = 50;
+  const slots = (globalThis.__browserPilotForms = globalThis.__browserPilotForms || {});
+  const clean = (t) => (t || "").replace(/\s+/g, " ").trim();
+  const cut = (t) => t.length > MAX_LABEL ? t.slice(0, MAX_LABEL) : t;
+  const styleOf = (e) => e.ownerDocument.defaultView.getComputedStyle(e);
+  const parentOf = (n) => n.parentNode || n.host || null;
+  const roleOf = (e) => {
+    const explicit = (e.getAttribute("role") || "").trim().split(/\s+/)[0].toLowerCase();
+    if (explicit) return explicit;
+    if (e.localName === "select") return e.multiple || e.size > 1 ? "listbox" : "combobox";
+    if (e.localName === "input" && e.hasAttribute("list")) return "combobox";
+    return null;
+  };
+  const visible = (e) => {
+    if (!e.isConnected || !e.getClientRects().length) return false;
+    const s = styleOf(e);
+    return s.visibility !== "hidden" && s.visibility !== "collapse";
+  };
+  const byId = (e, id) => {
+    const root = e.getRootNode();
+    return (root.getElementById && root.getElementById(id)) || e.ownerDocument.getElementById(id);
+  };
+  const idrefs = (e, attr) => (e.getAttribute(attr) || "").trim().split(/\s+/).filter(Boolean)
+    .map((id) => byId(e, id)).filter(Boolean);
+
+  function listboxOf(e) {
+    if (roleOf(e) === "listbox") return e;
+    // ARIA 1.1 wraps a textbox in the combobox: its aria-controls counts too.
+    const holders = [e, ...Array.from(e.querySelectorAll("[aria-controls], [aria-owns]")).slice(0, 20)];
+    for (const h of holders) {
+      for (const ref of [...idrefs(h, "aria-controls"), ...idrefs(h, "aria-owns")]) {
+        if (roleOf(ref) === "listbox") return ref;
+        const inner = ref.querySelector("[role=listbox]");
+        if (inner) return inner;
+        if (ref.querySelector("[role=option]")) return ref;
+      }
+    }
+    return e.querySelector("[role=listbox]");
+  }
+  const ariaLabel = (o) => cut(clean(o.getAttribute("aria-label")) || clean(o.textContent));
+  const ariaValue = (o, label) => cut(o.getAttribute("data-value") ?? o.getAttribute("value") ?? label);
+
+  function describe(e) {
+    if (e.localName === "select") {
+      const all = Array.from(e.options);
+      return {kind: "native", expanded: false, multiple: e.multiple, requiresOpen: false, all: all, listbox: null,
+        items: all.map((o) => ({label: cut(clean(o.label || o.textContent)), value: cut(o.value), selected: o.selected,
+          disabled: o.disabled || !!(o.parentElement && o.parentElement.localName === "optgroup" && o.parentElement.disabled)}))};
+    }
+    const role = roleOf(e), popup = (e.getAttribute("aria-haspopup") || "").toLowerCase();
+    if (role !== "combobox" && role !== "listbox" && popup !== "listbox") return null;
+    const lb = listboxOf(e), all = lb ? Array.from(lb.querySelectorAll("[role=option]")) : [];
+    const open = role === "listbox" || (!!lb && visible(lb) && all.some(visible));
+    return {kind: "aria", expanded: role === "listbox" || e.getAttribute("aria-expanded") === "true",
+      multiple: !!lb && lb.getAttribute("aria-multiselectable") === "true", requiresOpen: !open, all: all, listbox: lb,
+      items: all.map((o) => {
+        const label = ariaLabel(o);
+        return {label: label, value: ariaValue(o, label), selected: o.getAttribute("aria-selected") === "true",
+          disabled: !!o.closest("[aria-disabled='true']")};
+      })};
+  }
+  function publicView(d) {
+    return {kind: d.kind, expanded: d.expanded, multiple: d.multiple, requiresOpen: d.requiresOpen,
+      options: d.items.slice(0, MAX_OPTIONS).map((it, i) => Object.assign({index: i + 1}, it)),
+      truncated: d.items.length > MAX_OPTIONS};
+  }
+  const selectedLabels = (d) => d.items.filter((it) => it.selected).map((it) => it.label).slice(0, MAX_SELECTED);
+
+  function find(d) {
+    const want = opts.option;
+    if (opts.by === "index") {
+      const n = /^\s*\d+\s*$/.test(want) ? parseInt(want, 10) : 0;
+      return n >= 1 && n <= d.items.length ? n - 1 : -1;
+    }
+    const key = (it) => opts.by === "value" ? it.value : it.label;
+    const norm = opts.by === "value" ? want : clean(want);
+    let i = d.items.findIndex((it) => key(it) === norm);
+    if (i < 0 && opts.contains) {
+      const low = norm.toLowerCase();
+      i = d.items.findIndex((it) => key(it).toLowerCase().includes(low));
+    }
+    return i;
+  }
+
+  // Hit-testing in top-level viewport coordinates, as the ref resolver does.
+  const composedContains = (outer, inner) => { for (let n = inner; n; n = parentOf(n)) if (n === outer) return true; return false; };
+  const hostOf = (node) => { const root = node.getRootNode(); return root && root.host ? root.host : null; };
+  function accepts(e, hit) {
+    if (!hit) return false;
+    if (hit === e || composedContains(e, hit)) return true;
+    if (e.labels && Array.from(e.labels).some((l) => l === hit || composedContains(l, hit))) return true;
+    for (let h = hostOf(e); h; h = hostOf(h)) if (h === hit) return true;
+    return false;
+  }
+  function deepHit(x, y) {
+    let d = document, hx = x, hy = y, hit = null;
+    for (let guard = 0; guard < 64; guard++) {
+      hit = d.elementFromPoint(hx, hy);
+      while (hit && hit.shadowRoot) { const inner = hit.shadowRoot.elementFromPoint(hx, hy); if (!inner || inner === hit) break; hit = inner; }
+      if (hit && (hit.localName === "iframe" || hit.localName === "frame")) {
+        let inner = null; try { inner = hit.contentDocument; } catch (e) {}
+        if (!inner) return hit;
+        const r = hit.getBoundingClientRect(), s = styleOf(hit);
+        hx -= r.left + hit.clientLeft + parseFloat(s.paddingLeft);
+        hy -= r.top + hit.clientTop + parseFloat(s.paddingTop);
+        d = inner;
+        continue;
+      }
+      return hit;
+    }
+    return hit;
+  }
+  function point(e) {
+    let ox = 0, oy = 0;
+    for (let w = e.ownerDocument.defaultView; w && w !== window; w = w.parent) {
+      const fe = w.frameElement;
+      if (!fe) return {refuse: "outside_viewport"};
+      const r = fe.getBoundingClientRect(), s = styleOf(fe);
+      ox += r.left + fe.clientLeft + parseFloat(s.paddingLeft);
+      oy += r.top + fe.clientTop + parseFloat(s.paddingTop);
+    }
+    const rects = Array.from(e.getClientRects()).filter((r) => r.width > 0 && r.height > 0)
+      .sort((a, b) => b.width * b.height - a.width * a.height).slice(0, 4);
+    if (!rects.length) return {refuse: "no_layout"};
+    let obstruction = null;
+    for (const r of rects) {
+      for (const [fx, fy] of [[0.5, 0.5], [0.25, 0.25], [0.75, 0.25], [0.25, 0.75], [0.75, 0.75]]) {
+        const x = ox + r.left + r.width * fx, y = oy + r.top + r.height * fy;
+        if (x < 0 || y < 0 || x >= window.innerWidth || y >= window.innerHeight) continue;
+        const hit = deepHit(x, y);
+        if (accepts(e, hit)) return {x: x, y: y};
+        if (!obstruction && hit) obstruction = {tagName: hit.localName, role: hit.getAttribute("role") || undefined};
+      }
+    }
+    return obstruction ? {refuse: "obscured", obstruction: obstruction} : {refuse: "outside_viewport"};
+  }
+  function preflight(e) {
+    if (e.matches(":disabled") || e.closest("[aria-disabled='true'], [inert]")) return {refuse: "disabled"};
+    const s = styleOf(e);
+    if (s.display === "none" || s.visibility === "hidden") return {refuse: "no_layout"};
+    e.scrollIntoView({block: "center", inline: "center", behavior: "instant"});
+    return point(e);
+  }
+  // What the combobox itself shows (its value, or its text outside the listbox it contains).
+  function shown(e, lb) {
+    const parts = [];
+    if (e.localName === "input" || e.localName === "textarea") parts.push(e.value);
+    for (const input of e.querySelectorAll("input")) parts.push(input.value);
+    const tw = e.ownerDocument.createTreeWalker(e, NodeFilter.SHOW_TEXT);
+    for (let n = tw.nextNode(), count = 0; n && count < 5000; n = tw.nextNode(), count++)
+      if (!(lb && lb !== e && lb.contains(n))) parts.push(n.data);
+    return clean(parts.join(" "));
+  }
+
+  const op = opts.op;
+  if (op === "inspect") {
+    const d = describe(el);
+    return d ? publicView(d) : {notDropdown: true};
+  }
+  if (op === "bind") {
+    const d = describe(el);
+    if (!d) return {notDropdown: true};
+    slots[opts.slot] = {token: opts.token, el: el, option: null};
+    const out = {kind: d.kind, requiresOpen: d.requiresOpen, multiple: d.multiple};
+    if (opts.preflight) Object.assign(out, {point: preflight(el)});
+    return out;
+  }
+  const slot = slots[opts.slot];
+  if (op === "find") {
+    const d = describe(el);
+    if (!d) return {gone: true};
+    const i = find(d);
+    if (i < 0) return {notFound: true, selected: selectedLabels(d), open: !d.requiresOpen, count: d.items.length};
+    slot.option = d.all[i];
+    return {label: d.items[i].label, disabled: d.items[i].disabled, selected: selectedLabels(d), open: !d.requiresOpen};
+  }
+  const option = slot && slot.option;
+  if (!option || !option.isConnected) {
+    if (op === "verify" && el.localName !== "select") {
+      // Options that unmount when the listbox closes: what the combobox shows is the evidence.
+      const d = describe(el), label = opts.label;
+      const shows = !!label && shown(el, d && d.listbox).includes(label);
+      const labels = d ? selectedLabels(d) : [];
+      if (shows) return {status: "verified", selected: labels.length ? labels : [label]};
+      if (labels.length) return {status: "mismatch", reason: "selection_mismatch", selected: labels};
+      return {status: "unavailable", reason: "selection_not_exposed", selected: []};
+    }
+    return {gone: true};
+  }
+  if (op === "native") {
+    const already = option.selected && (!el.multiple || el.selectedOptions.length === 1);
+    if (already) return {dispatched: false};
+    el.focus({preventScroll: true});
+    if (el.multiple) for (const o of el.options) o.selected = o === option;
+    else option.selected = true;
+    // Like a person's choice: input, then change, both bubbling (frameworks listen at the root).
+    el.dispatchEvent(new Event("input", {bubbles: true, composed: true}));
+    el.dispatchEvent(new Event("change", {bubbles: true}));
+    return {dispatched: true};
+  }
+  if (op === "optionPoint") {
+    if (option.closest("[aria-disabled='true']")) return {refuse: "disabled"};
+    option.scrollIntoView({block: "nearest", inline: "nearest", behavior: "instant"});
+    return point(option);
+  }
+  if (op === "verify") {
+    const d = describe(el);
+    const labels = d ? selectedLabels(d) : [];
+    if (el.localName === "select")
+      return option.selected ? {status: "verified", selected: labels}
+        : {status: "mismatch", reason: "selection_mismatch", selected: labels};
+    const label = opts.label;
+    if (option.getAttribute("aria-selected") === "true") return {status: "verified", selected: labels.length ? labels : [label]};
+    const shows = !!label && shown(el, d && d.listbox).includes(label);
+    if (shows) return {status: "verified", selected: labels.length ? labels : [label]};
+    if (labels.length) return {status: "mismatch", reason: "selection_mismatch", selected: labels};
+    return {status: "unavailable", reason: "selection_not_exposed", selected: []};
+  }
+  return {unknownOp: op};
+})

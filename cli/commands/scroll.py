@@ -1,0 +1,69 @@
+"""Scrolling: bp scroll.
+
+Broker side: broker/handlers/forms.py and broker/scroll.py (same operation name, from bp.protocol).
+"""
+
+import click
+
+from bp import protocol
+from cli import client, render, signals
+from cli.output import finish
+
+
+@click.command()
+@click.argument("direction", type=click.Choice(["up", "down", "left", "right"]), required=False)
+@click.option("--amount", type=click.FloatRange(min=0, max=1_000_000, min_open=True), default=None,
+              help="How far: in viewports (default 1) or, with --unit pixels, in CSS pixels.")
+@click.option("--unit", type=click.Choice(["pixels", "viewport"]), default=None,
+              help="Unit of --amount (default viewport: the scroller's visible height or width).")
+@click.option("--ref", type=click.IntRange(1, 10000), default=None, help="Scroll this container (a ref).")
+@click.option("--selector", default=None, metavar="CSS", help="Scroll this container (first CSS match).")
+@click.option("--to", "to", type=click.Choice(["start", "end"]), default=None, help="Scroll to the top or bottom.")
+@click.option("--to-text", "to_text", default=None, metavar="TEXT",
+              help="Scroll the first visible match of TEXT into view (case-insensitive substring).")
+@click.option("--exact", is_flag=True, help="With --to-text: the whole text of a text node, case-sensitive.")
+@click.option("-l", "--limit", type=click.IntRange(1, 10000), default=50, show_default=True,
+              help="Most elements in the returned observation.")
+def scroll(direction, amount, unit, ref, selector, to, to_text, exact, limit):
+    """Scroll the page, or a container, by an amount, to an end, or to a text.
+
+    Without arguments: down by one viewport. Give at most one of DIRECTION, --to, --to-text.
+    Evidence reports the measured offsets before and after; nothing left to scroll is a
+    mismatch with reason at_boundary (not an error), a missing text is text_not_found.
+    A --ref or --selector that does not scroll itself scrolls its nearest scrolling ancestor.
+
+    \b
+    Example:  bp scroll down --amount 400 --unit pixels
+    Example:  bp scroll --to-text "Terms of service"
+    Example:  bp scroll --selector "#results" --to end
+    """
+    if sum(x is not None for x in (direction, to, to_text)) > 1:
+        raise click.UsageError("Give at most one of DIRECTION, --to and --to-text.")
+    if ref is not None and selector is not None:
+        raise click.UsageError("--ref and --selector cannot be combined.")
+    if (amount is not None or unit is not None) and (to is not None or to_text is not None):
+        raise click.UsageError("--amount and --unit go with a direction, not with --to or --to-text.")
+    if exact and to_text is None:
+        raise click.UsageError("--exact goes with --to-text.")
+    if to_text is not None and not 1 <= len(to_text) <= 1000:
+        raise click.BadParameter("must be 1-1000 characters", param_hint="--to-text")
+    args = {"limit": limit}
+    if to is not None:
+        args["to"] = to
+    elif to_text is not None:
+        args["toText"] = to_text
+        if exact:
+            args["exact"] = True
+    else:
+        args["direction"] = direction or "down"
+        if amount is not None:
+            args["amount"] = amount
+        if unit is not None:
+            args["unit"] = unit
+    if ref is not None:
+        args["ref"] = ref
+    if selector is not None:
+        args["selector"] = selector
+    signals.install()
+    finish(client.call(click.get_current_context().obj, protocol.OP_SCROLL, args, long_running=True),
+           render.observation)

@@ -1,0 +1,89 @@
+"""Dropdowns: bp dropdown, bp select.
+
+Broker side: broker/handlers/forms.py and broker/select.py (same operation names, from bp.protocol).
+"""
+
+import click
+
+from bp import protocol
+from cli import client, render, signals
+from cli.output import escape, finish
+
+MAX_SELECTOR = 4096
+
+
+def _target(value):
+    """A bare number is a ref of the latest snapshot; anything else a CSS selector."""
+    if value.isdigit():
+        ref = int(value)
+        if not 1 <= ref <= 10000:
+            raise click.BadParameter("a ref is 1-10000", param_hint="TARGET")
+        return {"ref": ref}
+    if not value.strip() or len(value) > MAX_SELECTOR:
+        raise click.BadParameter(f"a CSS selector of 1-{MAX_SELECTOR} characters", param_hint="TARGET")
+    return {"selector": value}
+
+
+def _options(r):
+    kind = "native select" if r.get("kind") == "native" else "ARIA combobox/listbox"
+    flags = [f for f, on in (("multiple", r.get("multiple")), ("expanded", r.get("expanded")),
+                              ("requires open", r.get("requiresOpen"))) if on]
+    lines = [f"[dropdown] {kind}" + (f" ({', '.join(flags)})" if flags else "") + f" | {escape(r.get('url', ''))}"]
+    for o in r.get("options") or []:
+        line = f"[{o['index']}] \"{escape(o['label'])}\""
+        if o.get("value") != o.get("label"):
+            line += f" value=\"{escape(o['value'])}\""
+        line += " selected" if o.get("selected") else ""
+        line += " disabled" if o.get("disabled") else ""
+        lines.append(line)
+    if not r.get("options"):
+        lines.append("(no options exposed" + ("; 'bp select' opens it" if r.get("requiresOpen") else "") + ")")
+    if r.get("truncated"):
+        lines.append("[truncated: first 500 options]")
+    return "\n".join(lines)
+
+
+@click.command()
+@click.argument("target")
+def dropdown(target):
+    """List the options of a dropdown: a native <select>, or an ARIA combobox/listbox.
+
+    TARGET is a ref from the latest snapshot, or a CSS selector. A custom widget whose options
+    are not rendered until it is opened reports requiresOpen (bp select opens it by itself).
+    Option indexes are 1-based, as 'bp select --by index' takes them.
+
+    \b
+    Example:  bp dropdown 4
+    Example:  bp dropdown "select[name=country]"
+    """
+    signals.install()
+    finish(client.call(click.get_current_context().obj, protocol.OP_DROPDOWN, _target(target)), _options)
+
+
+@click.command()
+@click.argument("target")
+@click.argument("option")
+@click.option("--by", type=click.Choice(["label", "value", "index"]), default="label", show_default=True,
+              help="Match OPTION against the option's label, value, or 1-based index.")
+@click.option("--contains", is_flag=True, help="Case-insensitive substring match (default: exact).")
+@click.option("-l", "--limit", type=click.IntRange(1, 10000), default=50, show_default=True,
+              help="Most elements in the returned observation.")
+def select(target, option, by, contains, limit):
+    """Choose OPTION in the dropdown TARGET (a ref, or a CSS selector).
+
+    A native <select> is set with the input and change events a person's choice fires; an ARIA
+    widget is opened if needed and its option clicked with real mouse input. Evidence reads the
+    selection back; an unknown option is a mismatch (option_not_found) and nothing is chosen.
+
+    \b
+    Example:  bp select 4 "Canada"
+    Example:  bp select "#size" m --by value
+    """
+    if len(option) > MAX_SELECTOR:
+        raise click.BadParameter(f"at most {MAX_SELECTOR} characters", param_hint="OPTION")
+    args = {**_target(target), "option": option, "by": by, "limit": limit}
+    if contains:
+        args["contains"] = True
+    signals.install()
+    finish(client.call(click.get_current_context().obj, protocol.OP_SELECT, args, long_running=True),
+           render.observation)
