@@ -36,6 +36,7 @@ ERROR_CODES = (
     "browser_selection_required",  # several viable browsers and no --browser filter
     "unsafe_state",  # home/runtime files with a symlink, foreign owner or open mode
     "quota_exceeded",  # private storage quota (files issue)
+    "command_in_progress",  # a --request-id retry of a command that is still accepted/dispatched
 )
 
 _CODE_SET = frozenset(ERROR_CODES)
@@ -51,6 +52,7 @@ RETRYABLE = {
     "action_not_verified": True,
     "wait_timeout": True,
     "unknown_outcome": True,
+    "command_in_progress": True,
 }
 
 # Remediation codes with the sentence a person reads.

@@ -57,14 +57,27 @@ OP_READ = "read"
 OP_SEARCH = "search"
 OP_FIND = "find"
 OP_LOCATE = "locate"
+OP_WAIT = "wait"
+OP_DIALOGS = "dialogs"
+OP_DIALOG = "dialog"
+OP_COMMANDS = "commands"
+OP_COMMAND = "command"
+OP_CANCEL = "cancel"
+OP_SCREENSHOT = "screenshot"
+OP_PDF = "pdf"
+OP_DOWNLOADS = "downloads"
+OP_DOWNLOAD = "download"
+OP_UPLOAD = "upload"
 
 OPERATIONS = (OP_PING, OP_STATUS, OP_BROWSERS, OP_CONNECT, OP_DISCONNECT,
               OP_TABS, OP_TAB, OP_OPEN, OP_CLOSE, OP_PROFILES, OP_PROFILE, OP_SNAPSHOT, OP_CLICK, OP_TYPE,
               OP_KEYBOARD, OP_PRESS, OP_HOVER, OP_SCROLL, OP_DROPDOWN, OP_SELECT, OP_EVAL,
-              OP_FRAME, OP_READ, OP_SEARCH, OP_FIND, OP_LOCATE)
+              OP_FRAME, OP_READ, OP_SEARCH, OP_FIND, OP_LOCATE, OP_COMMANDS, OP_COMMAND, OP_CANCEL,
+              OP_WAIT, OP_DIALOGS, OP_DIALOG, OP_SCREENSHOT, OP_PDF, OP_DOWNLOADS, OP_DOWNLOAD, OP_UPLOAD)
 # Operations that may change the browser or broker state: a CLI-side timeout is unknown_outcome.
 MUTATING = frozenset({OP_CONNECT, OP_DISCONNECT, OP_OPEN, OP_CLOSE, OP_PROFILES, OP_CLICK, OP_TYPE,
-                      OP_KEYBOARD, OP_PRESS, OP_HOVER, OP_SCROLL, OP_SELECT, OP_EVAL})
+                      OP_KEYBOARD, OP_PRESS, OP_HOVER, OP_SCROLL, OP_SELECT, OP_EVAL, OP_DIALOG,
+                      OP_SCREENSHOT, OP_PDF, OP_DOWNLOAD, OP_UPLOAD})  # files: a file may have been written
 
 
 def canonical_json(value):

@@ -100,6 +100,7 @@ class SnapshotArgs(Schema):
         unknown = RAISE
 
     limit = fields.Integer(strict=True, validate=validate.Range(min=1, max=10_000))
+    diff = fields.Boolean(truthy={True}, falsy={False})
 
 
 class ClickArgs(Schema):
@@ -126,6 +127,61 @@ class TypeArgs(Schema):
     text = fields.String(required=True, validate=validate.Length(max=100_000))
     clear = fields.Boolean(truthy={True}, falsy={False})
     submit = fields.Boolean(truthy={True}, falsy={False})
+    limit = fields.Integer(strict=True, validate=validate.Range(min=1, max=10_000))
+
+
+COMMAND_STATUSES = ["accepted", "dispatched", "completed", "unknown_outcome", "cancelled", "expired"]
+
+
+class CommandsArgs(Schema):
+    class Meta:
+        unknown = RAISE
+
+    limit = fields.Integer(strict=True, validate=validate.Range(min=1, max=256))
+    status = fields.List(fields.String(validate=validate.OneOf(COMMAND_STATUSES)), validate=validate.Length(max=6))
+
+
+class CommandArgs(Schema):
+    class Meta:
+        unknown = RAISE
+
+    commandId = fields.String(required=True, validate=validate.Regexp(r"^cmd-[A-Za-z0-9]{8,64}$"))
+
+
+class HoverArgs(Schema):
+    class Meta:
+        unknown = RAISE
+
+    ref = fields.Integer(required=True, strict=True, validate=validate.Range(min=1, max=10_000))
+    limit = fields.Integer(strict=True, validate=validate.Range(min=1, max=10_000))
+
+
+class KeyboardArgs(Schema):
+    class Meta:
+        unknown = RAISE
+
+    text = fields.String(required=True, validate=validate.Length(max=100_000))
+    clear = fields.Boolean(truthy={True}, falsy={False})
+    submit = fields.Boolean(truthy={True}, falsy={False})
+    delay = fields.Integer(strict=True, validate=validate.Range(min=0, max=1000))
+    click = fields.String(validate=validate.Length(min=1, max=1024))
+    limit = fields.Integer(strict=True, validate=validate.Range(min=1, max=10_000))
+
+
+def _key_combo(value):
+    from bp import keys
+
+    try:
+        keys.parse(value)
+    except keys.KeyError_ as exc:
+        raise ValidationError(str(exc)) from None
+
+
+class PressArgs(Schema):
+    class Meta:
+        unknown = RAISE
+
+    key = fields.String(required=True, validate=[validate.Length(min=1, max=64), _key_combo])
     limit = fields.Integer(strict=True, validate=validate.Range(min=1, max=10_000))
 
 
@@ -229,6 +285,103 @@ class EvalArgs(Schema):
     expression = fields.String(required=True, validate=validate.Length(min=1, max=100_000))
 
 
+class WaitArgs(Schema):
+    class Meta:
+        unknown = RAISE
+
+    url = fields.String(validate=validate.Length(min=1, max=8192))
+    text = fields.String(validate=validate.Length(min=1, max=1000))
+    selector = fields.String(validate=validate.Length(min=1, max=4096))
+    dialog = fields.Boolean(truthy={True}, falsy={False})
+    download = fields.Boolean(truthy={True}, falsy={False})
+    popup = fields.Boolean(truthy={True}, falsy={False})
+    interval = fields.Integer(strict=True, validate=validate.Range(min=100, max=5000))
+
+    @validates_schema
+    def _one_condition(self, data, **_):
+        given = [k for k in ("url", "text", "selector", "dialog", "download", "popup")
+                 if data.get(k) not in (None, False)]
+        if len(given) != 1:
+            raise ValidationError("give exactly one of url, text, selector, dialog, download, popup",
+                                  field_name="condition")
+        for flag in ("dialog", "download", "popup"):
+            if data.get(flag) is False:
+                raise ValidationError("a condition flag is true or absent", field_name=flag)
+
+
+class DialogArgs(Schema):
+    class Meta:
+        unknown = RAISE
+
+    dialogId = fields.String(required=True, validate=validate.Length(min=1, max=128))
+    action = fields.String(required=True, validate=validate.OneOf(["accept", "dismiss"]))
+    promptText = fields.String(validate=validate.Length(max=100_000))
+
+    @validates_schema
+    def _prompt_with_accept(self, data, **_):
+        if "promptText" in data and data.get("action") != "accept":
+            raise ValidationError("promptText goes with accept only", field_name="promptText")
+
+
+class OutputFields(Schema):
+    """Where an exported file goes (bp/outputs.py): resolved by the CLI, written by the broker."""
+
+    class Meta:
+        unknown = RAISE
+
+    outputDir = fields.String(required=True, validate=[validate.Length(min=1, max=4096),
+                                                       validate.Regexp(r"^/", error="must be an absolute path")])
+    createOutputDir = fields.Boolean(truthy={True}, falsy={False})
+    file = fields.String(validate=validate.Length(min=1, max=4096))
+
+
+REF_LIST_MAX = 200
+
+
+class ScreenshotArgs(OutputFields):
+    full = fields.Boolean(truthy={True}, falsy={False})
+    selector = fields.String(validate=validate.Length(min=1, max=4096))
+    annotate = fields.List(fields.Integer(strict=True, validate=validate.Range(min=1, max=10_000)),
+                           allow_none=True, validate=validate.Length(min=1, max=REF_LIST_MAX))
+
+    @validates_schema
+    def _one_mode(self, data, **_):
+        given = [k for k in ("full", "selector", "annotate") if k in data and data[k] is not False]
+        if len(given) > 1:
+            raise ValidationError("full, selector and annotate cannot be combined", field_name=given[1])
+
+
+class PdfArgs(OutputFields):
+    landscape = fields.Boolean(truthy={True}, falsy={False})
+
+
+class DownloadArgs(OutputFields):
+    selector = fields.Raw(required=True)
+
+    @validates_schema
+    def _selector(self, data, **_):
+        value = data.get("selector")
+        if isinstance(value, bool) or not (
+                (isinstance(value, int) and 1 <= value <= 10_000)
+                or (isinstance(value, str) and len(value) <= 64 and value.startswith("download-"))):
+            raise ValidationError("a 1-based index or a download id", field_name="selector")
+
+
+class UploadArgs(Schema):
+    class Meta:
+        unknown = RAISE
+
+    path = fields.String(required=True, validate=validate.Length(min=1, max=4096))
+    ref = fields.Integer(strict=True, validate=validate.Range(min=1, max=10_000))
+    nth = fields.Integer(strict=True, validate=validate.Range(min=1, max=10_000))
+    limit = fields.Integer(strict=True, validate=validate.Range(min=1, max=10_000))
+
+    @validates_schema
+    def _ref_or_nth(self, data, **_):
+        if "ref" in data and "nth" in data:
+            raise ValidationError("give at most one of ref and nth", field_name="nth")
+
+
 class InstallationSchema(Schema):
     class Meta:
         unknown = EXCLUDE
@@ -290,6 +443,20 @@ ARGS_SCHEMAS = {
     protocol.OP_LOCATE: LocateArgs(),
     protocol.OP_FRAME: FrameArgs(),
     protocol.OP_EVAL: EvalArgs(),
+    protocol.OP_COMMANDS: CommandsArgs(),
+    protocol.OP_COMMAND: CommandArgs(),
+    protocol.OP_CANCEL: CommandArgs(),
+    protocol.OP_HOVER: HoverArgs(),
+    protocol.OP_KEYBOARD: KeyboardArgs(),
+    protocol.OP_PRESS: PressArgs(),
+    protocol.OP_WAIT: WaitArgs(),
+    protocol.OP_DIALOGS: EmptyArgs(),
+    protocol.OP_DIALOG: DialogArgs(),
+    protocol.OP_SCREENSHOT: ScreenshotArgs(),
+    protocol.OP_PDF: PdfArgs(),
+    protocol.OP_DOWNLOADS: EmptyArgs(),
+    protocol.OP_DOWNLOAD: DownloadArgs(),
+    protocol.OP_UPLOAD: UploadArgs(),
 }
 
 REQUEST = RequestSchema()

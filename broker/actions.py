@@ -122,7 +122,7 @@ def click(broker, agent, raw, session, args, deadline):
     return evidence
 
 
-def _key(session, key, code, vk, modifiers=0, text=None, target=None):
+def key_event(session, key, code, vk, modifiers=0, text=None, target=None):
     target = target or session
     down = {"type": "keyDown" if text else "rawKeyDown", "key": key, "code": code, "windowsVirtualKeyCode": vk,
             "modifiers": modifiers}
@@ -134,6 +134,70 @@ def _key(session, key, code, vk, modifiers=0, text=None, target=None):
                                                "modifiers": modifiers}, abort=session.dialog_open)
 
 
+def focus_script(broker, agent, session, opts, timeout_s=10.0):
+    """Run scripts/focus.js (the focused element and DOM-change watch) in the tab's world."""
+    context_id, _ = session.world(observe.WORLD_NAME)
+    opts = dict(opts, key=observe.world_key(agent.key))
+    try:
+        answer = observe.call_in_world(session, context_id, observe.script("focus.js"), opts, timeout_s)
+    except BPError as exc:
+        if not observe.context_gone(exc):
+            raise
+        session.forget_world()
+        context_id, _ = session.world(observe.WORLD_NAME)
+        answer = observe.call_in_world(session, context_id, observe.script("focus.js"), opts, timeout_s)
+    return answer or {"lost": True}
+
+
+class Pin:
+    """What a composite action saw before its first step — tab session, main-frame loader, no
+    dialog, the focused element — checked again before every step. A change before the first
+    mutation is a retryable action_not_verified; after it, unknown_outcome: the remaining steps
+    are not sent to the changed page and nothing is replayed."""
+
+    def __init__(self, session, action, still_focused):
+        self.session = session
+        self.action = action
+        self.loader = session.loader
+        self.since = session.mark()
+        self.dispatched = []  # names of the steps sent so far
+        self.still_focused = still_focused  # () -> bool; raises BPError when the target is gone
+
+    def reason(self):
+        session = self.session
+        if not session.alive:
+            return "session_changed"
+        if session.dialog_open():
+            return "dialog_opened"
+        if session.loader != self.loader:
+            return "document_changed"
+        # One round trip orders us after the events the previous step caused.
+        session.call("Runtime.evaluate", {"expression": "0"}, timeout_s=5.0, abort=session.dialog_open)
+        if session.dialog_open():
+            return "dialog_opened"
+        if session.wait_for(lambda m, p: m in NAVIGATION_STARTS and (p.get("frameId") or (p.get("frame") or {}).get("id"))
+                            == session.frame_id, self.since, 0):
+            return "loader_changed"
+        try:
+            if not self.still_focused():
+                return "focus_changed"
+        except BPError:
+            return "target_changed"
+        return None
+
+    def check(self, step):
+        reason = self.reason()
+        if reason is None:
+            return
+        context = {"action": self.action, "step": step, "reason": reason, "dispatchedSteps": len(self.dispatched),
+                   "remainingStepsStopped": True}
+        if not self.dispatched:
+            raise BPError("action_not_verified", f"The page changed before the {self.action} started.",
+                          retryable=True, context=context)
+        raise BPError("unknown_outcome", f"The page changed during the {self.action}; the remaining steps were not sent.",
+                      context=context)
+
+
 def type_text(broker, agent, raw, session, args, deadline):
     """Focus the ref, optionally clear it, insert the text, optionally press Enter. Every step
     re-checks that the page is the one the first step saw; after the first mutation a change
@@ -142,44 +206,14 @@ def type_text(broker, agent, raw, session, args, deadline):
     answer = observe.resolve(broker, agent, raw, session, args["ref"], focus=True, clear=clear)
     editable = answer["editable"]
     target = input_point(session, answer)[0]
-    loader, since = session.loader, session.mark()
-    dispatched = []
-
-    def check(step):
-        reason = None
-        if session.dialog_open():
-            reason = "dialog_opened"
-        elif session.loader != loader:
-            reason = "document_changed"
-        else:
-            session.call("Runtime.evaluate", {"expression": "0"}, timeout_s=5.0, abort=session.dialog_open)
-            if session.dialog_open():
-                reason = "dialog_opened"
-            elif session.wait_for(lambda m, p: m in NAVIGATION_STARTS and (p.get("frameId") or (p.get("frame") or {}).get("id"))
-                                  == session.frame_id, since, 0):
-                reason = "loader_changed"
-            else:
-                try:
-                    state = observe.resolve(broker, agent, raw, session, args["ref"], mode="state")["state"]
-                    if not state.get("focused"):
-                        reason = "focus_changed"
-                except BPError:
-                    reason = "target_changed"
-        if reason is None:
-            return
-        context = {"action": "type", "step": step, "reason": reason, "dispatchedSteps": len(dispatched),
-                   "remainingStepsStopped": True}
-        if not dispatched:
-            raise BPError("action_not_verified", "The page changed before typing started.", retryable=True,
-                          context=context)
-        raise BPError("unknown_outcome", "The page changed while typing; the remaining steps were not sent.",
-                      context=context)
-
+    pin = Pin(session, "type", lambda: observe.resolve(broker, agent, raw, session, args["ref"],
+                                                       mode="state")["state"].get("focused"))
+    since, dispatched, check = pin.since, pin.dispatched, pin.check
     check("focus")
     if clear:
         # Select-all + delete reaches rich editors and code editors that keep their own model.
-        _key(session, "a", "KeyA", 65, modifiers=4 if editable["mac"] else 2, target=target)
-        _key(session, "Backspace", "Backspace", 8, target=target)
+        key_event(session, "a", "KeyA", 65, modifiers=4 if editable["mac"] else 2, target=target)
+        key_event(session, "Backspace", "Backspace", 8, target=target)
         dispatched.append("clear")
         check("type")
     if text:
@@ -187,7 +221,7 @@ def type_text(broker, agent, raw, session, args, deadline):
         dispatched.append("type")
     if submit:
         check("submit")
-        _key(session, "Enter", "Enter", 13, text="\r", target=target)
+        key_event(session, "Enter", "Enter", 13, text="\r", target=target)
         dispatched.append("submit")
     navigated = settle(session, since, deadline)
     evidence = {"action": "type", "kind": editable["kind"], "sensitive": editable["sensitive"],
@@ -200,6 +234,11 @@ def type_text(broker, agent, raw, session, args, deadline):
                                    clear=clear)["readback"]
     except BPError:
         readback = None
+    if readback is None and (submit or session.loader != pin.loader):
+        # A form submitted by Enter navigates a task later than the round trip settle() used.
+        if settle(session, since, deadline) or session.loader != pin.loader:
+            evidence.update({"status": "unavailable", "reason": "navigation"})
+            return evidence
     if readback is None:
         evidence.update({"status": "unavailable", "reason": "active_element_not_readable"})
         return evidence
@@ -208,4 +247,46 @@ def type_text(broker, agent, raw, session, args, deadline):
         evidence["status"] = "verified"
     else:
         evidence.update({"status": "mismatch", "reason": "value_mismatch"})
+    return evidence
+
+
+HOVER_ACK_S = 5.0
+
+
+def hover(broker, agent, raw, session, args, deadline):
+    """Move the pointer over a ref (menus that open on hover). A move is aligned to animation
+    frames; its acknowledgement is awaited (bounded) so that the fresh observation sees the
+    page's response to it."""
+    answer = observe.resolve(broker, agent, raw, session, args["ref"])
+    target, x, y = input_point(session, answer)
+    before = answer["state"]
+    focus_script(broker, agent, session, {"mode": "pin"})  # starts counting DOM changes
+    loader, since = session.loader, session.mark()
+    target.call("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y},
+                timeout_s=max(0.1, min(HOVER_ACK_S, deadline - time.monotonic())), abort=session.dialog_open)
+    navigated = settle(session, since, deadline)
+    effects = []
+    if navigated or session.loader != loader:
+        effects.append("navigation")
+    if session.dialog_open():
+        effects.append("dialog_opened")
+    evidence = {"action": "hover", "kind": answer["role"]}
+    if not effects:
+        try:
+            after = observe.resolve(broker, agent, raw, session, args["ref"], mode="state")
+            if after["state"].get("expanded") != before.get("expanded"):
+                effects.append("expanded_changed")
+            effects += [e for e in focus_script(broker, agent, session, {"mode": "effects"}).get("effects", [])
+                        if e == "content_changed"]
+            if after.get("name") != answer["name"] and "content_changed" not in effects:
+                effects.append("content_changed")
+        except BPError:
+            effects.append("document_changed")
+    evidence["effects"] = effects
+    if effects:
+        evidence["status"] = "verified"
+    else:
+        # A menu shown by CSS :hover changes no state Browser Pilot can attribute: the fresh
+        # observation shows what appeared.
+        evidence.update({"status": "unavailable", "reason": "no_observable_effect"})
     return evidence

@@ -5,6 +5,7 @@ lease; a lease that runs out releases what the Agent held. Different keys never 
 each gets its own opaque ids for the same physical tab, and raw CDP ids never leave the broker.
 """
 
+import collections
 import os
 import threading
 import time
@@ -16,6 +17,7 @@ LEASE_TTL_S = float(os.environ.get("BROWSER_PILOT_LEASE_TTL_MS", "300000")) / 10
 MAX_AGENTS = 256
 MAX_TARGETS_PER_AGENT = 1024
 MAX_POPUP_DEPTH = 32
+MAX_OBSERVATIONS = 2048  # stored observations (refs) across all Agents; the oldest go first
 
 
 def _too_many(what, limit):
@@ -39,6 +41,7 @@ class Agent:
         self.selected_profile = None  # browserContextId
         self.controlled = set()  # raw ids of user tabs this Agent controls
         self.observations = {}  # raw target id -> latest Observation (refs), memory only
+        self.streaks = {}  # raw target id -> consecutive actions without progress (watchdog)
         self.frames = {}  # raw target id -> selected frame {"frameId", "loader"} (broker/page.py)
 
     def renew(self, now):
@@ -78,6 +81,7 @@ class Agent:
         self.controlled.discard(raw)
         self.observations.pop(raw, None)
         self.frames.pop(raw, None)
+        self.streaks.pop(raw, None)
         if self.selected == raw:
             self.selected = None
 
@@ -87,10 +91,12 @@ class Agent:
 
 
 class Agents:
-    def __init__(self, clock=time.time, limit=MAX_AGENTS):
+    def __init__(self, clock=time.time, limit=MAX_AGENTS, max_observations=MAX_OBSERVATIONS):
         self._clock = clock
         self._limit = limit
         self._agents = {}
+        self._max_observations = max_observations
+        self._observations = collections.OrderedDict()  # (key, raw) -> (Agent, Observation), oldest first
         self.lock = threading.RLock()
         self.control = {}  # raw target id -> key controlling it (user tabs)
         self.managed = {}  # raw target id -> key it was created for
@@ -190,6 +196,30 @@ class Agents:
             agent.controlled.discard(raw)
             agent.observations.pop(raw, None)  # released control invalidates its refs
             agent.frames.pop(raw, None)
+            agent.streaks.pop(raw, None)
+
+    def store_observation(self, agent, raw, obs):
+        """Make obs the Agent's latest observation of raw (superseding the previous one) within
+        the broker-wide bound: observations past their lifetime leave first, then the oldest
+        beyond MAX_OBSERVATIONS. An evicted observation stays as a light tombstone, so its refs
+        fail with stale_ref reason `expired` rather than looking like no snapshot at all."""
+        with self.lock:
+            agent.observations[raw] = obs
+            stored = self._observations
+            stored.pop((agent.key, raw), None)
+            stored[(agent.key, raw)] = (agent, obs)
+            while stored:
+                _, (_, oldest) = next(iter(stored.items()))
+                if not oldest.expired():
+                    break
+                stored.popitem(last=False)[1][1].evict()
+            if len(stored) <= self._max_observations:
+                return
+            for slot, (holder, held) in list(stored.items()):  # superseded or dropped: not counted
+                if holder.observations.get(slot[1]) is not held or self._agents.get(holder.key) is not holder:
+                    del stored[slot]
+            while len(stored) > self._max_observations:
+                stored.popitem(last=False)[1][1].evict()
 
     def forget_target(self, raw):
         with self.lock:

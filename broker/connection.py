@@ -18,6 +18,7 @@ import zmq
 
 from bp import janitor_pipe as jp
 from bp.errors import BPError, disconnected
+from broker import commands
 
 log = logging.getLogger("broker.connection")
 
@@ -152,6 +153,7 @@ class BrowserConnection:
     def cdp(self, method, params=None, session_id=None, timeout_s=30.0, abort=None):
         """Send a CDP command and wait for its reply. With `abort`, stop waiting (returning None)
         as soon as abort() is true."""
+        commands.dispatching(method)  # the first mutation of a command marks it dispatched
         message = {"method": method, "params": params or {}}
         if session_id:
             message["sessionId"] = session_id
@@ -167,6 +169,7 @@ class BrowserConnection:
         """Send a CDP command whose reply nobody waits for (it is dropped on arrival)."""
         if not self.alive:
             raise disconnected("The browser connection is not available.")
+        commands.dispatching(method)
         message = {"id": next(self._ids), "method": method, "params": params or {}}
         if session_id:
             message["sessionId"] = session_id

@@ -6,6 +6,10 @@ Runtime.evaluate per observation (field notes: ~3 ms at 100 elements, 145 ms at 
 Agent key, browser generation, tab, CDP session, main-frame loader, the isolated world's
 execution context (one per document), the observation id and the exact node. A ref always means
 the Agent's latest observation of that tab: a newer observation supersedes the older one.
+
+`bp snapshot --diff` reports a new observation relative to the Agent's previous one of the same
+tab: identity is the node itself (the previous observation's handles are still in each world
+when the walker runs there), so a clone that looks the same is removed + added, never unchanged.
 """
 
 import json
@@ -17,7 +21,8 @@ from bp.errors import BPError
 
 MAX_LIMIT = 10_000
 MAX_BYTES = 2 * 1024 * 1024
-OBSERVATION_TTL_S = 300.0
+# A private setting for tests (not a public flag): how long an observation's refs stay usable.
+OBSERVATION_TTL_S = float(os.environ.get("BROWSER_PILOT_OBSERVATION_TTL_MS", "300000")) / 1000.0
 WORLD_NAME = "browser-pilot"
 
 _SCRIPTS = {}
@@ -37,17 +42,19 @@ class World:
     handles. A tab's own document is the root; an out-of-process iframe's world has the world
     of the document that embeds it as `parent`, and the frame element's position there (`slot`)."""
 
-    __slots__ = ("session", "context_id", "parent", "slot")
+    __slots__ = ("session", "context_id", "parent", "slot", "prev")
 
     def __init__(self, session, context_id, parent=None, slot=None):
         self.session = session
         self.context_id = context_id
         self.parent = parent
         self.slot = slot
+        self.prev = None  # --diff: the walker's {same, changed} against the previous observation
 
 
 class Observation:
-    __slots__ = ("id", "generation", "raw", "session", "loader", "context_id", "count", "created_at", "refs")
+    __slots__ = ("id", "generation", "raw", "session", "loader", "context_id", "count", "created_at", "refs",
+                 "evicted")
 
     def __init__(self, generation, raw, session, loader, context_id, count):
         self.id = "obs-" + os.urandom(8).hex()
@@ -59,6 +66,15 @@ class Observation:
         self.count = count
         self.created_at = time.monotonic()
         self.refs = None  # ref - 1 -> (World, index in that world); None: all in the tab's world
+        self.evicted = False
+
+    def expired(self, now=None):
+        return self.evicted or (time.monotonic() if now is None else now) - self.created_at > OBSERVATION_TTL_S
+
+    def evict(self):
+        """Out of the broker-wide store (broker/agents.py): its refs now fail as expired."""
+        self.evicted = True
+        self.refs = None
 
     def locate(self, ref):
         if self.refs is None:
@@ -88,13 +104,26 @@ def call_in_world(session, context_id, source, opts, timeout_s=15.0, fn=None):
 def _walk(session, world_context, opts, timeout_s):
     """Run the walker in a session's isolated world; once more if the document changed under us."""
     try:
+        _mark_listeners(session, world_context)
         return world_context, call_in_world(session, world_context, script("observe.js"), opts, timeout_s)
     except BPError as exc:
         if not context_gone(exc):
             raise
         session.forget_world()
         context_id, _ = session.world(WORLD_NAME)
+        _mark_listeners(session, context_id)
         return context_id, call_in_world(session, context_id, script("observe.js"), opts, timeout_s)
+
+
+def _mark_listeners(session, context_id):
+    """Tell the walker which nodes only a JavaScript pointer listener makes clickable
+    (broker/listeners.py); remembered per document (= per world context)."""
+    from broker import listeners
+
+    known = getattr(session, "listener_nodes", None)
+    if known is None or known[0] != context_id:
+        known = session.listener_nodes = (context_id, set())
+    listeners.mark(session, context_id, known[1])
 
 
 SLOT_OF = "function (key) { const s = (globalThis.__browserPilot || {})[key]; return s && s.frames ? s.frames.indexOf(this) : -1; }"
@@ -171,6 +200,7 @@ def _expand(world, result, opts, timeout_s, depth, acc):
             continue
         acc["reasons"].update(child_result["truncationReasons"])
         child_world = World(child, context_id, world, item["frame"])
+        child_world.prev = _walk_prev(child_result)
         acc["hints"].append((child_result["hints"], _expand(child_world, child_result, opts, timeout_s, depth + 1, acc)))
     return positions
 
@@ -195,20 +225,32 @@ def _merge_hints(groups, limit):
     return out[:16]
 
 
-def observe(broker, agent, raw, session, limit, timeout_s=15.0):
-    """A fresh observation of the tab, stored as the Agent's latest for it."""
+REASON_ORDER = ["element_limit", "text_limit", "depth_limit", "byte_limit", "work_limit"]
+
+
+def _size(value):
+    return len(json.dumps(value, ensure_ascii=False).encode())
+
+
+def observe(broker, agent, raw, session, limit, timeout_s=15.0, diff=False):
+    """A fresh observation of the tab, stored as the Agent's latest for it. With diff, only what
+    changed since the Agent's previous observation of the tab (see _diff)."""
     if not 1 <= limit <= MAX_LIMIT:
         raise BPError("invalid_argument", f"--limit must be 1-{MAX_LIMIT}.", context={"field": "limit"})
     if session.dialog_open():
         raise BPError("action_not_verified", "A JavaScript dialog is open in this tab and blocks the page.",
-                      retryable=True, context={"reason": "dialog_open", "dialogType": session.dialog.get("type")})
+                      retryable=True, context=session.dialog_context())
+    prev = agent.observations.get(raw) if diff else None
     context_id, loader = session.world(WORLD_NAME)
     obs = Observation(broker.browser.generation, raw, session, loader, context_id, 0)
     opts = {"limit": limit, "key": world_key(agent.key), "obs": obs.id}
+    if prev is not None and not prev.evicted:
+        opts["prev"] = prev.id  # each world compares with what it still holds of that observation
     context_id, result = _walk(session, context_id, opts, timeout_s)
     if context_id != obs.context_id:
         obs.context_id, obs.loader = context_id, session.loader
     top = World(session, context_id)
+    top.prev = _walk_prev(result)
     acc = {"rows": [], "omitted": 0, "reasons": set(result["truncationReasons"]), "hints": []}
     acc["hints"].insert(0, (result["hints"], _expand(top, result, opts, timeout_s, 0, acc)))
     rows = acc["rows"]
@@ -222,7 +264,9 @@ def observe(broker, agent, raw, session, limit, timeout_s=15.0):
                       "recommendedAction": "inspect_visually", "count": acc["omitted"]})
     if any(world is not top for _, world, _ in rows):
         obs.refs = [(world, local) for _, world, local in rows]
-    agent.observations[raw] = obs
+    from broker import dialogs  # dialogs of the Agent's other tabs left pending too long: first
+
+    hints = dialogs.hints(broker, agent) + hints
     info = broker.browser.targets.info(raw) or {}
     profile = broker.browser.targets.profile(info.get("browserContextId"))
     out = {"title": result["title"], "url": result["url"], "page": result["page"], "elements": [],
@@ -231,16 +275,122 @@ def observe(broker, agent, raw, session, limit, timeout_s=15.0):
         out["profileContextId"] = profile[0]
     for ref, (element, _, _) in enumerate(rows, start=1):
         out["elements"].append({"ref": ref, **element})
-    size = len(json.dumps(out, ensure_ascii=False).encode())
+    size = _size(out)
     while size > MAX_BYTES and out["elements"]:  # meet the byte budget by cutting, with a reason
         dropped = out["elements"].pop()
-        size -= len(json.dumps(dropped, ensure_ascii=False).encode()) + 1
+        size -= _size(dropped) + 1
         reasons.add("byte_limit")
-    order = ["element_limit", "text_limit", "depth_limit", "byte_limit", "work_limit"]
-    out["truncationReasons"] = [r for r in order if r in reasons]
+    count = len(out["elements"])
+    base = _diff_base(obs, prev) if diff else None
+    if base == "previous":
+        count, body = _diff(out, prev, rows, count, reasons)
+        del out["elements"]
+        out["diff"] = body
+    elif diff:
+        out["diff"] = {"base": base, "count": count}
+        if prev is not None and prev.count:
+            out["diff"]["invalidated"] = {"from": 1, "to": prev.count}
+    obs.count = count
+    for hint in out["hints"]:  # refs of this observation only: none past what was returned
+        if "refs" in hint:
+            hint["refs"] = [r for r in hint["refs"] if r <= count]
+    out["truncationReasons"] = [r for r in REASON_ORDER if r in reasons]
     out["truncated"] = bool(out["truncationReasons"])
-    obs.count = len(out["elements"])
+    broker.agents.store_observation(agent, raw, obs)
     return out
+
+
+def _walk_prev(result):
+    """The walker's comparison with the previous observation in its world: {same: [previous index
+    of each element's node, or -1], changed: {index: [fields]}}, or None."""
+    prev = result.get("prev")
+    if not prev:
+        return None
+    return {"same": prev["same"], "changed": {index: fields for index, fields in prev["changed"]}}
+
+
+def _diff_base(obs, prev):
+    """What a --diff observation is relative to: "previous" (a diff), else why it is complete:
+    "none" (no previous observation of this tab, or one of another connection or CDP session),
+    "expired" (the previous one expired or was evicted), "navigation" (another document)."""
+    if prev is None or prev.generation != obs.generation or prev.session is not obs.session:
+        return "none"
+    if prev.expired():
+        return "expired"
+    if prev.loader != obs.loader or prev.context_id != obs.context_id:
+        return "navigation"
+    return "previous"
+
+
+def _previous_ref(prev):
+    """fn(world, index in that world's previous walk) -> the previous observation's ref or None."""
+    if prev.refs is None:
+        def top_only(world, local):
+            if world.session is prev.session and world.context_id == prev.context_id and local < prev.count:
+                return local + 1
+            return None
+        return top_only
+    table = {(id(w.session), w.context_id, local): ref
+             for ref, (w, local) in enumerate(prev.refs[:prev.count], start=1)}
+    return lambda world, local: table.get((id(world.session), world.context_id, local))
+
+
+def _diff_body(prev, rows, count, lookup):
+    added, changed, pairs = [], [], []
+    for ref in range(1, count + 1):
+        element, world, local = rows[ref - 1]
+        walk = world.prev
+        before = walk["same"][local] if walk and local < len(walk["same"]) else -1
+        old = lookup(world, before) if before >= 0 else None
+        if old is None:
+            added.append({"ref": ref, **element})
+            continue
+        pairs.append((old, ref))
+        fields = walk["changed"].get(local)
+        if fields:
+            entry = {"ref": ref, "was": old, **element}
+            # A field that went away is reported as its empty value, not left out.
+            if "value" in fields and "value" not in entry:
+                entry["value"] = ""
+            if "checked" in fields and "checked" not in entry:
+                entry["checked"] = False
+            entry["fields"] = fields
+            changed.append(entry)
+    kept = {old for old, _ in pairs}
+    runs = []
+    for old, new in sorted(pairs):
+        if runs and runs[-1][1] + 1 == old and runs[-1][2] + (old - runs[-1][0]) == new:
+            runs[-1][1] = old
+        else:
+            runs.append([old, old, new])
+    body = {"base": "previous", "count": count, "added": added, "changed": changed,
+            "removed": [r for r in range(1, prev.count + 1) if r not in kept], "refMap": runs,
+            "unchanged": len(pairs) - len(changed)}
+    if prev.count:
+        body["invalidated"] = {"from": 1, "to": prev.count}
+    return body
+
+
+def _diff(out, prev, rows, count, reasons):
+    """(count, diff) of this observation's first `count` elements against the previous
+    observation of the tab. Every previous ref is superseded (`invalidated`); each one is either
+    in `removed` or mapped to its new number by `refMap` runs [oldFrom, oldTo, newFrom]. A diff
+    that would still pass the byte budget is cut like a full observation: fewer refs, byte_limit."""
+    lookup = _previous_ref(prev)
+    # What the reply adds around the diff: the header, the "diff" key, a truncation reason.
+    budget = MAX_BYTES - _size({k: v for k, v in out.items() if k != "elements"}) - 64
+    body = _diff_body(prev, rows, count, lookup)
+    if _size(body) <= budget:
+        return count, body
+    reasons.add("byte_limit")
+    low, high = 0, count  # the largest count whose diff fits
+    while low < high:
+        mid = (low + high + 1) // 2
+        if _size(_diff_body(prev, rows, mid, lookup)) <= budget:
+            low = mid
+        else:
+            high = mid - 1
+    return low, _diff_body(prev, rows, low, lookup)
 
 
 def context_gone(exc):
@@ -258,7 +408,7 @@ def _check(broker, agent, raw, session, ref):
         raise stale("no_observation", "There is no snapshot of this tab for this Agent; run 'bp snapshot'.")
     if obs.generation != broker.browser.generation:
         raise stale("browser_reconnected")
-    if time.monotonic() - obs.created_at > OBSERVATION_TTL_S:
+    if obs.expired():
         raise stale("expired")
     if not isinstance(ref, int) or not 1 <= ref <= obs.count:
         raise BPError("stale_ref", f"Ref {ref} is not in the latest snapshot (1-{obs.count}).",

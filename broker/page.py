@@ -9,9 +9,11 @@ document); raw CDP frame ids stay here. The selection is per Agent, per tab: Age
 the raw target id to the selected frame's raw id and the main-frame loader it was chosen under.
 A new main document (a navigation of the tab) resets it to the top; a selected frame that has
 gone away fails once with stale_ref (reason frame_detached) and resets to the top.
-Page.getFrameTree lists the frames rendered by the tab's own process; a cross-origin frame in
-another process is not in it yet. A Frame carries the CDP session that serves it, so such a
-frame can later come with its own session without changing the callers.
+Page.getFrameTree lists only the frames rendered by one process, so the out-of-process
+(cross-site) iframes attached to the tab (broker/tabs.py FrameSession) are spliced in below the
+frame that embeds them, each with its own subtree, and siblings are put in document order of
+their frame elements. A Frame carries the CDP session that renders it: scripts run there, and
+geometry is mapped to the tab's viewport through every frame element above it.
 """
 
 import json
@@ -20,7 +22,8 @@ import time
 import weakref
 
 from bp.errors import BPError, invalid_argument
-from broker import observe
+from broker import commands, observe
+from broker.tabs import FrameSession
 
 MAX_FRAMES = 1000
 MAX_EVAL_BYTES = 64 * 1024
@@ -55,21 +58,104 @@ class Frame:
         return row
 
 
-def list_frames(session):
-    """The tab's frames, depth-first in document order; (frames, truncated)."""
-    tree = session.call("Page.getFrameTree")["frameTree"]
-    frames, stack, truncated = [], [(tree, None)], False
+ORDER_GROUP = "browser-pilot-frames"
+# Document order of frame elements, shadow trees included (a host's shadow content comes before its
+# light children, as the observation walker visits them).
+ORDER_OWNERS = """function (...owners) {
+  const key = (node) => {
+    const steps = [];
+    for (let n = node; n && n.parentNode; ) {
+      const parent = n.parentNode, shadow = parent.nodeType === 11 && parent.host;
+      steps.push([shadow ? 0 : 1, Array.prototype.indexOf.call(parent.children || parent.childNodes, n)]);
+      n = shadow ? parent.host : parent;
+    }
+    return steps.reverse().flat();
+  };
+  const keys = owners.map(key);
+  const cmp = (a, b) => {
+    for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) return a[i] - b[i];
+    return a.length - b.length;
+  };
+  return owners.map((_, i) => i).sort((i, j) => cmp(keys[i], keys[j]));
+}"""
+
+
+def _tree(target, depth=0):
+    """One process's frame tree from `target` (the tab's session or an out-of-process frame's)
+    as {frame, children, session, remote} nodes, with the out-of-process frames attached under
+    it spliced in below the frame that embeds them."""
+    root = None
+    nodes = {}
+    stack = [(target.call("Page.getFrameTree", timeout_s=10.0)["frameTree"], None)]
+    while stack:
+        node, parent = stack.pop()
+        entry = {"frame": node.get("frame") or {}, "children": [], "session": target, "remote": False}
+        nodes[entry["frame"].get("id")] = entry
+        if parent is None:
+            root = entry
+        else:
+            parent["children"].append(entry)
+        for child in reversed(node.get("childFrames") or []):
+            stack.append((child, entry))
+    if depth < observe.MAX_FRAME_DEPTH:
+        for child in target.live_children():
+            try:
+                sub = _tree(child, depth + 1)
+            except BPError:
+                continue  # it went away meanwhile
+            sub["remote"] = True
+            (nodes.get(child.parent_frame_id) or root)["children"].append(sub)
+    return root
+
+
+def _in_document_order(entry, tab):
+    """Siblings that include out-of-process frames, sorted by their frame elements (Page.getFrameTree
+    already lists a process's own frames in order). Left as they are if that cannot be told."""
+    children = entry["children"]
+    if len(children) < 2 or not any(c["remote"] for c in children):
+        return
+    target, frame_id = entry["session"], entry["frame"].get("id")
+    parent = None if target is tab and frame_id == tab.frame_id else \
+        Frame(0, frame_id, None, "", "", entry["frame"].get("loaderId"), target)
+    try:
+        context_id = world_for(parent, tab)
+        objects = []
+        for child in children:
+            owner = target.call("DOM.getFrameOwner", {"frameId": child["frame"].get("id")}, timeout_s=5.0)
+            node = target.call("DOM.resolveNode", {"backendNodeId": owner["backendNodeId"],
+                                                   "executionContextId": context_id, "objectGroup": ORDER_GROUP},
+                               timeout_s=5.0)
+            objects.append(node["object"]["objectId"])
+        reply = target.call("Runtime.callFunctionOn", {
+            "functionDeclaration": ORDER_OWNERS, "objectId": objects[0], "returnByValue": True,
+            "arguments": [{"objectId": o} for o in objects]}, timeout_s=5.0)
+        order = (reply.get("result") or {}).get("value")
+        if sorted(order or []) == list(range(len(children))):
+            entry["children"] = [children[i] for i in order]
+    except (BPError, KeyError, TypeError):
+        pass
+    finally:
+        target.send_nowait("Runtime.releaseObjectGroup", {"objectGroup": ORDER_GROUP})
+
+
+def list_frames(session, ordered=True):
+    """The tab's frames, depth-first in document order, out-of-process ones included;
+    (frames, truncated). Without `ordered`, siblings may be out of document order (cheaper, for
+    finding a frame by id)."""
+    frames, stack, truncated = [], [(_tree(session), None)], False
     while stack:
         node, parent_index = stack.pop()
         if len(frames) >= MAX_FRAMES:
             truncated = True
             break
-        frame = node.get("frame") or {}
+        frame = node["frame"]
         url = (frame.get("url") or "") + (frame.get("urlFragment") or "")
         entry = Frame(len(frames), frame.get("id"), parent_index, url[:16384], (frame.get("name") or "")[:4096],
-                      frame.get("loaderId"), session)
+                      frame.get("loaderId"), node["session"])
         frames.append(entry)
-        for child in reversed(node.get("childFrames") or []):
+        if ordered:
+            _in_document_order(node, session)
+        for child in reversed(node["children"]):
             stack.append((child, entry.index))
     return frames, truncated
 
@@ -82,7 +168,7 @@ def selected_frame(agent, raw, session):
     if selection["loader"] != session.loader:
         agent.frames.pop(raw, None)  # the tab has a new main document: back to the top
         return None
-    frames, _ = list_frames(session)
+    frames, _ = list_frames(session, ordered=False)
     for frame in frames:
         if frame.frame_id == selection["frameId"]:
             return frame
@@ -154,24 +240,103 @@ def _forget_world(frame, session):
         _cache(_worlds, frame.session).pop(frame.frame_id, None)
 
 
+def _owner_box(target, frame_id):
+    """The content box of the frame's element in `target`'s process, in the viewport of that
+    process's local root (the tab's top document, or the out-of-process frame `target` is)."""
+    owner = target.call("DOM.getFrameOwner", {"frameId": frame_id})
+    return target.call("DOM.getBoxModel", {"backendNodeId": owner["backendNodeId"]})["model"]["content"]
+
+
+def _embedder(frame_session, frame_id):
+    """The session whose process renders the element of frame `frame_id` served by `frame_session`."""
+    if isinstance(frame_session, FrameSession) and frame_id == frame_session.frame_id:
+        return frame_session.parent  # an out-of-process frame's element is in its parent's process
+    return frame_session
+
+
 def frame_offset(frame):
     """Where the frame's viewport sits in the top-level viewport, in CSS px. DOM.getBoxModel
     reports quads in the coordinates of the frame's local root (the top document for frames of
-    the tab's own process), scroll included."""
+    the tab's own process, else the out-of-process frame that process renders), scroll included,
+    so the offsets add up through each out-of-process frame above it."""
     if frame is None:
         return 0.0, 0.0
-    try:
-        owner = frame.session.call("DOM.getFrameOwner", {"frameId": frame.frame_id})
-        model = frame.session.call("DOM.getBoxModel", {"backendNodeId": owner["backendNodeId"]})["model"]
-    except BPError:
-        return 0.0, 0.0  # no box (e.g. a hidden iframe): nothing of it is on screen anyway
-    return float(model["content"][0]), float(model["content"][1])
+    x = y = 0.0
+    target, frame_id = frame.session, frame.frame_id
+    for _ in range(observe.MAX_FRAME_DEPTH + 2):
+        embedder = _embedder(target, frame_id)
+        try:
+            content = _owner_box(embedder, frame_id)
+        except BPError:
+            return 0.0, 0.0  # no box (e.g. a hidden iframe): nothing of it is on screen anyway
+        x, y = x + float(content[0]), y + float(content[1])
+        if not isinstance(embedder, FrameSession):
+            return x, y
+        target, frame_id = embedder, embedder.frame_id
+    return x, y
+
+
+REVEAL_GROUP = "browser-pilot-reveal"
+# Centres a box given in a frame element's content coordinates in the frame element's own document
+# (its scroll containers, then its window) and returns that box in this document's viewport. Only
+# this process scrolls: a native scrollIntoView would be carried on to other processes later.
+REVEAL_IN_PARENT = """function (inner) {
+  const fe = this, doc = fe.ownerDocument, win = doc.defaultView;
+  const hostOf = (n) => { const root = n.getRootNode(); return root && root.host ? root.host : null; };
+  const box = () => {
+    const r = fe.getBoundingClientRect(), s = win.getComputedStyle(fe);
+    return {left: r.left + fe.clientLeft + (parseFloat(s.paddingLeft) || 0) + inner.left,
+      top: r.top + fe.clientTop + (parseFloat(s.paddingTop) || 0) + inner.top,
+      width: inner.width, height: inner.height};
+  };
+  const mid = (lo, size, min, max) => lo + size / 2 - (min + max) / 2;
+  for (let n = fe.parentElement || hostOf(fe); n; n = n.parentElement || hostOf(n)) {
+    const s = win.getComputedStyle(n);
+    if (n === doc.scrollingElement || !/(auto|scroll|overlay)/.test(s.overflowX + s.overflowY)) continue;
+    const r = box(), c = n.getBoundingClientRect();
+    n.scrollTop += mid(r.top, r.height, c.top + n.clientTop, c.top + n.clientTop + n.clientHeight);
+    n.scrollLeft += mid(r.left, r.width, c.left + n.clientLeft, c.left + n.clientLeft + n.clientWidth);
+  }
+  const r = box();
+  win.scrollBy({left: mid(r.left, r.width, 0, win.innerWidth), top: mid(r.top, r.height, 0, win.innerHeight),
+    behavior: "instant"});
+  return box();
+}"""
+
+
+def _reveal_up(frame, session, rect, deadline):
+    """Centre `rect` (in the frame's viewport) in every document above the frame, innermost
+    first; returns it in the top-level viewport."""
+    frames, _ = list_frames(session, ordered=False)
+    by_id = {f.frame_id: f for f in frames}
+    current = by_id.get(frame.frame_id)
+    while current is not None and current.parent_index is not None:
+        parent = frames[current.parent_index]
+        target = parent.session
+        timeout_s = max(1.0, min(10.0, deadline - time.monotonic()))
+        try:
+            context_id = world_for(None if parent.top else parent, session)
+            owner = target.call("DOM.getFrameOwner", {"frameId": current.frame_id}, timeout_s=timeout_s)
+            node = target.call("DOM.resolveNode", {"backendNodeId": owner["backendNodeId"],
+                                                   "executionContextId": context_id, "objectGroup": REVEAL_GROUP},
+                               timeout_s=timeout_s)
+            reply = target.call("Runtime.callFunctionOn", {
+                "functionDeclaration": REVEAL_IN_PARENT, "objectId": node["object"]["objectId"],
+                "arguments": [{"value": rect}], "returnByValue": True}, timeout_s=timeout_s)
+        except BPError:
+            raise BPError("stale_ref", "The selected frame is gone; run 'bp frame' again.",
+                          context={"field": "frame", "reason": "frame_detached"}, hint=FRAME_HINT) from None
+        finally:
+            target.send_nowait("Runtime.releaseObjectGroup", {"objectGroup": REVEAL_GROUP})
+        rect = (reply.get("result") or {}).get("value") or rect
+        current = parent
+    return rect
 
 
 def check_dialog(session):
     if session.dialog_open():
         raise BPError("action_not_verified", "A JavaScript dialog is open in this tab and blocks the page.",
-                      retryable=True, context={"reason": "dialog_open", "dialogType": session.dialog.get("type")})
+                      retryable=True, context=session.dialog_context())
 
 
 def _call_script(session, context_id, opts, timeout_s):
@@ -252,11 +417,18 @@ def find(agent, raw, session, args, deadline):
 
 def locate(agent, raw, session, args, deadline):
     frame = selected_frame(agent, raw, session)
-    result = run_script(frame, session, {"op": "locate", "selector": args["selector"]}, deadline)
+    # In a frame of another process, scroll each document on its own (see REVEAL_IN_PARENT).
+    remote = frame is not None and isinstance(frame.session, FrameSession)
+    result = run_script(frame, session, {"op": "locate", "selector": args["selector"], "local": remote}, deadline)
     _selector_errors(result, args["selector"])
     if result.get("noLayout"):
         raise invalid_argument("selector", "The selector matched an element without a layout box (it is hidden).",
                                selector=args["selector"][:200], reason="no_layout")
+    if remote:
+        box = _reveal_up(frame, session, result["exact"], deadline)
+        return {"x": round(box["left"] + box["width"] / 2), "y": round(box["top"] + box["height"] / 2),
+                "top": round(box["top"]), "left": round(box["left"]), "width": result["width"],
+                "height": result["height"]}
     # Measured after the script scrolled: the frame itself may have moved.
     ox, oy = frame_offset(frame)
     return {"x": round(result["x"] + ox), "y": round(result["y"] + oy), "top": round(result["top"] + oy),
@@ -347,12 +519,16 @@ def _bounded(value):
     return source.encode()[:MAX_EVAL_BYTES].decode("utf-8", "ignore"), True
 
 
-def _runtime(target, method, params, deadline):
-    """One Runtime call of eval, stopped by a JavaScript dialog or the command's deadline."""
+def _runtime(target, method, params, deadline, tab=None):
+    """One Runtime call of eval, stopped by a JavaScript dialog (the tab's: dialogs of every frame
+    are announced on the tab's session) or the command's deadline."""
+    tab = tab or target
     stop_at = deadline - 0.5
+    record = commands.current()
+    cancelled = (lambda: record.cancel_requested) if record is not None else (lambda: False)
     try:
         reply = target.call(method, params, timeout_s=max(1.0, deadline - time.monotonic()) + 5.0,
-                            abort=lambda: target.dialog_open() or time.monotonic() > stop_at)
+                            abort=lambda: tab.dialog_open() or time.monotonic() > stop_at or cancelled())
     except BPError as exc:
         if "context was destroyed" in exc.message.lower():
             raise BPError("unknown_outcome", "The frame's document went away while the expression ran.",
@@ -362,11 +538,14 @@ def _runtime(target, method, params, deadline):
                                    "cyclic object); return plain data instead.", reason="not_serializable") from None
         raise
     if reply is None:
-        if target.dialog_open():
+        if tab.dialog_open():
             raise BPError("unknown_outcome", "A JavaScript dialog opened during the evaluation and blocks the page.",
-                          context={"reason": "dialog_open", "dialogType": (target.dialog or {}).get("type")})
+                          context=tab.dialog_context())
         # A script that never ends would hold the renderer (and this tab) for good.
         target.send_nowait("Runtime.terminateExecution")
+        if cancelled():
+            raise BPError("unknown_outcome", "The evaluation was cancelled while it ran; it may have changed the page.",
+                          context={"reason": "cancelled"})
         raise BPError("unknown_outcome", "The expression did not finish before the command's deadline; it was stopped.",
                       context={"reason": "deadline"})
     if reply.get("exceptionDetails"):
@@ -387,11 +566,14 @@ def evaluate(agent, raw, session, args, deadline):
     params = {"expression": args["expression"], "awaitPromise": True, "returnByValue": False,
               "objectGroup": EVAL_GROUP, "userGesture": False, "replMode": True}
     try:
+        # An out-of-process frame's own document is its session's default context.
+        own_root = frame is not None and isinstance(target, FrameSession) and frame.frame_id == target.frame_id
         for attempt in (1, 2):
-            if frame is not None:
+            if frame is not None and not own_root:
                 params["contextId"] = main_world(frame, deadline)
             try:
-                result = _runtime(target, "Runtime.evaluate", params, deadline)
+                commands.dispatching()  # the expression may change the page: from here on, unknown
+                result = _runtime(target, "Runtime.evaluate", params, deadline, session)
                 break
             except BPError as exc:
                 if frame is None or attempt == 2 or not observe.context_gone(exc):
@@ -400,11 +582,11 @@ def evaluate(agent, raw, session, args, deadline):
                 _cache(_main_worlds, frame.session).pop(frame.frame_id, None)
         if result.get("subtype") == "promise" and result.get("objectId"):
             result = _runtime(target, "Runtime.awaitPromise", {"promiseObjectId": result["objectId"],
-                                                               "returnByValue": True}, deadline)
+                                                               "returnByValue": True}, deadline, session)
         elif result.get("objectId"):
             result = _runtime(target, "Runtime.callFunctionOn", {
                 "objectId": result["objectId"], "functionDeclaration": "function () { return this; }",
-                "returnByValue": True, "objectGroup": EVAL_GROUP}, deadline)
+                "returnByValue": True, "objectGroup": EVAL_GROUP}, deadline, session)
     finally:
         try:
             target.send_nowait("Runtime.releaseObjectGroup", {"objectGroup": EVAL_GROUP})

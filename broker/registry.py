@@ -15,6 +15,11 @@ class Request:
     installation: dict = None
     received_at: float = field(default_factory=time.monotonic)
     after_reply: list = field(default_factory=list)  # callables run once the reply is on its way
+    record: object = None  # its command record (broker/commands.py), for browser commands
+
+    def cancelled(self):
+        """Whether the Agent asked to cancel this command (long waits poll this)."""
+        return self.record is not None and self.record.cancel_requested
 
     @property
     def deadline(self):

@@ -6,7 +6,7 @@ with reason `at_boundary`, not an error; text that is not on the page is `text_n
 """
 
 from bp.errors import BPError
-from broker import actions, observe
+from broker import actions, commands, observe
 
 _BY_SELECTOR = ("(o) => {{ let el = null; if (o.selector) {{ try {{ el = document.querySelector(o.selector); }}"
                 " catch (e) {{ return {{badSelector: true}}; }} if (!el) return {{missing: true}}; }}"
@@ -48,6 +48,7 @@ def scroll(broker, agent, raw, session, args, deadline):
                 "unit": args.get("unit", "viewport")}
     source = observe.script("scroll.js")
     since = session.mark()
+    commands.dispatching()  # the script checks the target and scrolls in one step
     if "ref" in args:
         evidence = observe.on_ref(broker, agent, raw, session, args["ref"], source, opts)
     else:

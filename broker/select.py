@@ -11,7 +11,7 @@ import os
 import time
 
 from bp.errors import BPError
-from broker import actions, observe
+from broker import actions, commands, observe
 from broker.scroll import by_selector, in_world
 
 OPTIONS_WAIT_S = 3.0  # how long an opened widget may take to render its options
@@ -137,6 +137,7 @@ def select(broker, agent, raw, session, args, deadline):
         raise BPError("action_not_verified", "The option is disabled.", retryable=False, context=context)
     label = found["label"]
     if kind == "native":
+        commands.dispatching()  # the script sets the option and fires input/change
         done = step("native")
         check("select", done)
         if done.get("dispatched"):

@@ -21,7 +21,7 @@ from marshmallow import ValidationError
 import bp
 from bp import identity, locator, paths, protocol, schemas
 from bp.errors import BPError, failure, invalid_argument
-from broker import handlers  # noqa: F401  (registers the handlers)
+from broker import commands, handlers  # noqa: F401  (registers the handlers)
 from broker.agents import Agents
 from broker.browser import Browser
 from broker.registry import HANDLERS, Request
@@ -30,7 +30,10 @@ log = logging.getLogger("broker")
 
 POLL_MS = 200
 SWEEP_INTERVAL_S = 1.0
-REQUEST_THREADS = 16
+REQUEST_THREADS = 64  # waits hold one each while they poll; dialog answers must still get one
+# Operations that are not browser commands of an Agent: no command record.
+UNRECORDED = frozenset({"ping", "status", "browsers", "connect", "disconnect", "tabs", "profiles", "profile",
+                        "commands", "command", "cancel", "dialogs"})
 
 
 class Broker:
@@ -43,6 +46,7 @@ class Broker:
         self.installation = identity.installation_identity()
         self.endpoint = paths.socket_path(home_dir)
         self.agents = Agents()
+        self.commands = commands.CommandBook()
         self.browser = Browser(self.ctx, home_dir, run_dir, on_target_gone=self.agents.forget_target)
         self.stopping = threading.Event()
         self._replies_address = "inproc://replies"
@@ -121,6 +125,9 @@ class Broker:
         finally:
             log.info("broker stopping")
             self.unpublish()
+            from broker import artifacts
+
+            artifacts.shutdown(self)  # private copies (screenshots, uploads, downloads) go with the broker
             self.browser.close()  # EOF to the janitor: it closes the managed tabs
             self._pool.shutdown(wait=False, cancel_futures=True)
             front.close(linger=500)
@@ -137,6 +144,14 @@ class Broker:
         except BPError as exc:
             front.send_multipart(route + [self.encode(exc.envelope())])
             return
+        if request.op not in UNRECORDED and not entry.inline:
+            try:
+                known = self.accept(request)
+            except BPError as exc:
+                known = exc.envelope()
+            if known is not None:
+                front.send_multipart(route + [self.encode(known)])
+                return
         if entry.inline:
             front.send_multipart(route + [self.encode(self.run(entry.fn, request))])
             for callback in request.after_reply:
@@ -144,8 +159,42 @@ class Broker:
         else:
             self._pool.submit(self._run_threaded, route, entry.fn, request)
 
+    def accept(self, request):
+        """Create the command record; or, for a --request-id seen before, answer from its record
+        (returns that reply) without running anything again."""
+        book = self.commands.for_key(request.client)
+        agent = self.agents.get(request.client)
+        target = agent.opaque.get(agent.selected) if agent is not None and agent.selected else None
+        digest = None
+        if request.request_id:
+            digest = commands.digest(request.client, request.request_id, request.op, request.args, target)
+            known = book.by_request(request.request_id)
+            if known is not None:
+                if known.digest != digest:
+                    raise BPError("invalid_argument", "This --request-id was already used for a different call.",
+                                  context={"field": "requestId", "reason": "request_id_reused", "commandId": known.id})
+                if known.reply is not None:
+                    return dict(known.reply, commandId=known.id, recovered=True)
+                return failure("command_in_progress", "The command with this --request-id is still running; it is not sent twice.",
+                               context={"commandId": known.id, "status": known.status},
+                               hint=f"Run 'bp command {known.id}' to follow it.")
+        request.record = commands.Record(request.command_id, request.op, request.op in protocol.MUTATING,
+                                         request.timeout_ms / 1000.0, self.browser.generation, digest,
+                                         request.request_id, target, self.browser)
+        book.add(request.record)
+        return None
+
     def _run_threaded(self, route, fn, request):
-        reply = self.encode(self.run(fn, request))
+        record = request.record
+        with commands.bound(record):
+            if record is not None and record.status == "cancelled":
+                reply = failure("command_cancelled", "The command was cancelled before it started.",
+                                context={"commandId": record.id})
+            else:
+                reply = self.run(fn, request)
+        if record is not None:
+            reply = record.finish(reply)
+        reply = self.encode(reply)
         push = getattr(self._local, "push", None)
         if push is None:
             push = self._local.push = self.ctx.socket(zmq.PUSH)

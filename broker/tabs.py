@@ -6,6 +6,7 @@ by a sentinel when its tab goes away or the browser generation ends.
 
 import collections
 import logging
+import os
 import queue
 import threading
 import time
@@ -13,6 +14,7 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 
 from bp.errors import BPError
+from broker import commands
 
 log = logging.getLogger("broker.tabs")
 
@@ -25,6 +27,20 @@ LOAD_GRACE_S = 3.0
 AUTO_ATTACH = {"autoAttach": True, "waitForDebuggerOnStart": False, "flatten": True,
                "filter": [{"type": "iframe", "exclude": False}]}
 MAX_FRAME_SESSIONS = 256
+MAX_DIALOG_TEXT = 4096
+
+
+def dialog_record(params):
+    """A pending JavaScript dialog as Browser Pilot keeps it (broker/dialogs.py lists and answers
+    it): an opaque id, bounded page text, when it opened. Never answered automatically."""
+    kind = params.get("type")
+    record = {"id": "dialog-" + os.urandom(6).hex(), "type": kind,
+              "message": str(params.get("message") or "")[:MAX_DIALOG_TEXT],
+              "url": str(params.get("url") or "")[:8192], "openedAt": int(time.time() * 1000),
+              "opened": time.monotonic(), "hinted": set(), "hasBrowserHandler": params.get("hasBrowserHandler")}
+    if kind == "prompt":
+        record["defaultPrompt"] = str(params.get("defaultPrompt") or "")[:MAX_DIALOG_TEXT]
+    return record
 
 
 class FrameSessions:
@@ -41,6 +57,7 @@ class FrameSessions:
             if info.get("type") != "iframe" or len(self.children) >= MAX_FRAME_SESSIONS:
                 return
             child = FrameSession(self.conn, self.targets, self, params.get("sessionId"), info.get("targetId"))
+            child.parent_frame_id = info.get("parentFrameId")  # the frame whose document embeds it
             self.children[child.session_id] = child
             self.targets.sessions[child.session_id] = child
             try:
@@ -72,6 +89,7 @@ class FrameSession(FrameSessions):
         self.parent = parent
         self.session_id = session_id
         self.frame_id = frame_id  # an OOPIF's target id is its frame id
+        self.parent_frame_id = None
         self.alive = True
         self._world = None
         self._init_children()
@@ -146,6 +164,14 @@ class TabSession(FrameSessions):
     def dialog_open(self):
         return self.dialog is not None
 
+    def dialog_context(self):
+        """Error context for a command the open dialog stops: how to find and answer it."""
+        dialog = self.dialog or {}
+        context = {"reason": "dialog_open", "dialogType": dialog.get("type")}
+        if dialog.get("id"):
+            context["dialogId"] = dialog["id"]
+        return context
+
     def deliver(self, method, params):
         if method.startswith("Target."):
             self._child_event(method, params)
@@ -154,7 +180,7 @@ class TabSession(FrameSessions):
             if not frame.get("parentId"):
                 self.frame_id, self.loader, self._world = frame.get("id"), frame.get("loaderId"), None
         elif method == "Page.javascriptDialogOpening":
-            self.dialog = {"type": params.get("type"), "hasBrowserHandler": params.get("hasBrowserHandler")}
+            self.dialog = dialog_record(params)
         elif method == "Page.javascriptDialogClosed":
             self.dialog = None
         with self._cond:
@@ -174,12 +200,17 @@ class TabSession(FrameSessions):
 
     def wait_for(self, predicate, since, timeout_s):
         """The first event after `since` for which predicate(method, params) is true, or None."""
+        found = self.next_event(predicate, since, timeout_s)
+        return found[1:] if found is not None else None
+
+    def next_event(self, predicate, since, timeout_s):
+        """Like wait_for, as (seq, method, params): seq is a cursor for the next call."""
         deadline = time.monotonic() + timeout_s
         with self._cond:
             while True:
                 for seq, method, params in self._events:
                     if seq > since and predicate(method, params):
-                        return method, params
+                        return seq, method, params
                 remaining = deadline - time.monotonic()
                 if remaining <= 0 or not self.alive:
                     return None
@@ -229,22 +260,35 @@ class TabSession(FrameSessions):
         return (reply.get("result") or {}).get("value")
 
     def navigate(self, url, timeout_s):
-        """Navigate and wait until the new document is interactive (DOMContentLoaded)."""
+        """Navigate and wait until the new document is interactive (DOMContentLoaded). A JavaScript
+        dialog that opens meanwhile (the old page's beforeunload, an alert of the new one) ends the
+        wait at once with {"dialog": True}: the page is blocked until someone answers it."""
+        if self.dialog_open():
+            raise BPError("action_not_verified", "A JavaScript dialog is open in this tab; answer it first ('bp dialogs').",
+                          retryable=True, context=self.dialog_context())
         since = self.mark()
-        reply = self.call("Page.navigate", {"url": url}, timeout_s=timeout_s)
+        # Page.navigate itself does not answer while a beforeunload dialog is pending.
+        reply = self.call("Page.navigate", {"url": url}, timeout_s=timeout_s, abort=self.dialog_open)
+        if reply is None:
+            return {"dialog": True}
         if reply.get("errorText"):
             return {"navigationError": reply["errorText"][:200]}
         loader = reply.get("loaderId")
         if loader:
-            done = self.wait_for(lambda m, p: m == "Page.lifecycleEvent" and p.get("name") == "DOMContentLoaded"
-                                 and p.get("loaderId") == loader, since, timeout_s)
+            done = self.wait_for(lambda m, p: m == "Page.javascriptDialogOpening" or (
+                m == "Page.lifecycleEvent" and p.get("name") == "DOMContentLoaded" and p.get("loaderId") == loader),
+                since, timeout_s)
             if done is None:
                 raise BPError("unknown_outcome", "The navigation did not become interactive in time.",
                               context={"reason": "navigation_stalled"})
             # Frames and late resources: give the load event a short, bounded chance. A page
             # that never finishes loading is still observable once interactive.
-            self.wait_for(lambda m, p: m == "Page.lifecycleEvent" and p.get("name") == "load"
-                          and p.get("loaderId") == loader, since, min(LOAD_GRACE_S, timeout_s))
+            if done[0] != "Page.javascriptDialogOpening":
+                done = self.wait_for(lambda m, p: m == "Page.javascriptDialogOpening" or (
+                    m == "Page.lifecycleEvent" and p.get("name") == "load" and p.get("loaderId") == loader),
+                    since, min(LOAD_GRACE_S, timeout_s))
+            if self.dialog_open():
+                return {"dialog": True}
         return {}
 
     def page_state(self):
@@ -307,15 +351,49 @@ class Workers:
                                   context={"limit": "tabs", "max": MAX_WORKERS})
                 self._names += 1
                 worker = self._workers[raw_id] = TabWorker(raw_id, f"tab-{self._names}")
-        future = worker.submit(fn)
+        record = commands.current()
+
+        def bound(worker):
+            with commands.bound(record):  # the worker works for the same command
+                if record is not None and record.cancel_requested:
+                    raise BPError("command_cancelled", "The command was cancelled before it started.",
+                                  context={"commandId": record.id})
+                return fn(worker)
+
+        future = worker.submit(bound)
+        deadline = time.monotonic() + timeout_s
         try:
-            return future.result(timeout=timeout_s)
+            while record is not None and record.cancel_requested is False:
+                # Wait in slices so that a cancel of a queued command takes effect at once.
+                try:
+                    return future.result(timeout=max(0.0, min(0.05, deadline - time.monotonic())))
+                except FutureTimeout:
+                    if time.monotonic() >= deadline:
+                        raise
+            if record is not None and future.cancel():
+                raise BPError("command_cancelled", "The command was cancelled while it waited for the tab.",
+                              context={"commandId": record.id})
+            return future.result(timeout=max(0.0, deadline - time.monotonic()))
         except FutureTimeout:
             if future.cancel():
                 raise BPError("command_expired", "The tab was busy with earlier commands past this command's deadline.",
                               retryable=True) from None
             raise BPError("unknown_outcome", "The command did not finish before its deadline.",
                           context={"reason": "deadline"}) from None
+
+    def session(self, raw_id):
+        """The live CDP session a tab's worker already has, or None. Never attaches one: for
+        readers that must not queue behind the tab's commands (dialogs, waits)."""
+        with self._lock:
+            worker = self._workers.get(raw_id)
+        session = worker.session if worker is not None else None
+        return session if session is not None and session.alive else None
+
+    def sessions(self):
+        """[(raw id, live session)] of every worker that has one."""
+        with self._lock:
+            workers = list(self._workers.items())
+        return [(raw, w.session) for raw, w in workers if w.session is not None and w.session.alive]
 
     def stop(self, raw_id):
         with self._lock:
@@ -335,5 +413,8 @@ def session_for(worker, browser):
     conn = browser.require()
     if worker.session is None or not worker.session.alive or worker.session.conn is not conn:
         worker.session = TabSession(conn, browser.targets, worker.raw_id)
+        from broker import downloads
+
+        downloads.on_session(browser, worker.session)  # download events, once per generation and profile
     return worker.session
 

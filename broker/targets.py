@@ -41,6 +41,7 @@ class Targets:
         self.profile_ids = {}  # browserContextId -> (public id, label)
         self.internal = set()  # raw ids of Browser Pilot's temporary pages
         self.on_destroyed = []  # callbacks(raw id)
+        self.on_download = None  # callback(method, params, raw tab id or None): broker/downloads.py
         self.overflow = False
 
     # --- events (called on the janitor-relay thread: keep it short) ------------------------------
@@ -48,6 +49,10 @@ class Targets:
     def on_event(self, method, raw):
         if method is None:
             return
+        if self.on_download is not None and (method.startswith("Browser.download") or method == "Page.downloadWillBegin"):
+            message = json.loads(raw)
+            session = self.sessions.get(message.get("sessionId")) if message.get("sessionId") else None
+            self.on_download(method, message.get("params") or {}, getattr(session, "raw_id", None))
         if method.startswith("Target.") and b'"sessionId"' not in raw[-160:]:
             message = json.loads(raw)
             self.apply(method, message.get("params") or {})

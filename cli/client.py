@@ -38,7 +38,7 @@ def unresponsive_error():
                         remediation_code="restart_unresponsive_broker", context={"reason": "unresponsive"})
 
 
-def exchange(home_dir, payload, wait_ms):
+def exchange(home_dir, payload, wait_ms, interruptible=True):
     """Send one request and return the parsed reply, or None when none came within wait_ms."""
     ctx = zmq.Context.instance()
     sock = ctx.socket(zmq.REQ)
@@ -48,7 +48,8 @@ def exchange(home_dir, payload, wait_ms):
         sock.send(payload)
         remaining = wait_ms
         while remaining > 0:
-            signals.check()
+            if interruptible:
+                signals.check()
             if sock.poll(min(SLICE_MS, remaining)):
                 return check_reply(sock.recv(copy=True))
             remaining -= SLICE_MS
@@ -77,7 +78,7 @@ def call(settings, op, args, *, installation=None, mutating=None, long_running=F
     try:
         reply = exchange(home_dir, payload, wait_ms)
     except signals.Interrupted as exc:
-        raise _interrupted(exc, request, mutating) from None
+        raise _interrupted(exc, request, mutating, home_dir, settings) from None
     if reply is None:
         if mutating:
             raise BPError("unknown_outcome", "No reply before the timeout; the operation may or may not have happened.",
@@ -87,9 +88,43 @@ def call(settings, op, args, *, installation=None, mutating=None, long_running=F
     return reply
 
 
-def _interrupted(interrupt, request, mutating):
-    error = BPError("unknown_outcome" if mutating else "command_cancelled",
-                    "Interrupted; the operation may or may not have happened." if mutating else "Interrupted.",
-                    context={"commandId": request["commandId"], "method": request["op"], "signal": int(interrupt.signum)})
+CANCEL_WAIT_MS = 1500
+
+
+class SettledWhileInterrupted(BPError):
+    """The interrupted command had already finished: its recorded reply is the answer."""
+
+    def __init__(self, reply, exit_code):
+        super().__init__("command_cancelled", "Interrupted after the command finished.")
+        self.reply = reply
+        self.exit_code = exit_code
+
+    def envelope(self):
+        return self.reply
+
+
+def _interrupted(interrupt, request, mutating, home_dir, settings):
+    """Ask the broker to cancel the interrupted command, then report what it says: cancelled
+    before dispatch (nothing happened), dispatched (unknown outcome), or finished (its result)."""
+    context = {"commandId": request["commandId"], "method": request["op"], "signal": int(interrupt.signum)}
+    _, payload = protocol.encode_request(protocol.OP_CANCEL, settings.client_key,
+                                         {"commandId": request["commandId"]}, timeout_ms=CANCEL_WAIT_MS)
+    try:
+        answer = exchange(home_dir, payload, CANCEL_WAIT_MS, interruptible=False)
+    except BPError:
+        answer = None
+    command = (answer or {}).get("command") or {}
+    status = command.get("status")
+    if answer and answer.get("ok") and answer.get("result") is not None and status not in ("accepted", "dispatched"):
+        return SettledWhileInterrupted(answer["result"], interrupt.exit_code)
+    if status == "cancelled":
+        error = BPError("command_cancelled", "Interrupted; the command was cancelled before it reached the browser.",
+                        context=dict(context, status=status))
+    elif status == "dispatched" or (status is None and mutating):
+        error = BPError("unknown_outcome", "Interrupted after the command reached the browser; it may or may not have happened.",
+                        context=dict(context, status=status or "unknown"),
+                        remediation=remediation("inspect_command_before_retry"))
+    else:
+        error = BPError("command_cancelled", "Interrupted.", context=context)
     error.exit_code = interrupt.exit_code
     return error

@@ -27,6 +27,12 @@ COMMANDS = {
     "snapshot": ("cli.commands.observe", "snapshot"),
     "click": ("cli.commands.actions", "click_ref"),
     "type": ("cli.commands.actions", "type_text"),
+    "hover": ("cli.commands.actions", "hover"),
+    "commands": ("cli.commands.commands", "list_commands"),
+    "command": ("cli.commands.commands", "show_command"),
+    "cancel": ("cli.commands.commands", "cancel"),
+    "keyboard": ("cli.commands.keys", "keyboard"),
+    "press": ("cli.commands.keys", "press"),
     "scroll": ("cli.commands.scroll", "scroll"),
     "dropdown": ("cli.commands.select", "dropdown"),
     "select": ("cli.commands.select", "select"),
@@ -36,7 +42,22 @@ COMMANDS = {
     "locate": ("cli.commands.page", "locate"),
     "frame": ("cli.commands.page", "frame"),
     "eval": ("cli.commands.page", "eval_js"),
+    "doctor": ("cli.commands.doctor", "doctor"),
+    "wait": ("cli.commands.wait", "wait"),
+    "dialogs": ("cli.commands.dialogs", "dialogs"),
+    "dialog": ("cli.commands.dialogs", "dialog"),
+    "screenshot": ("cli.commands.files", "screenshot"),
+    "pdf": ("cli.commands.files", "pdf"),
+    "downloads": ("cli.commands.files", "downloads"),
+    "download": ("cli.commands.files", "download"),
+    "upload": ("cli.commands.files", "upload"),
 }
+
+# Shown under every command's own --help: global options go before the command.
+GLOBAL_OPTIONS_EPILOG = (
+    "\b\nGlobal options (before the command): --client-key KEY, --request-id ID, --timeout MS,"
+    "\n--json, --human; see 'bp --help'."
+)
 
 
 class Settings:
@@ -57,7 +78,10 @@ class LazyGroup(click.Group):
             return None
         module_name, attr = COMMANDS[name]
         module = __import__(module_name, fromlist=[attr])
-        return getattr(module, attr)
+        command = getattr(module, attr)
+        if command.epilog is None or GLOBAL_OPTIONS_EPILOG not in command.epilog:
+            command.epilog = f"{command.epilog}\n\n{GLOBAL_OPTIONS_EPILOG}" if command.epilog else GLOBAL_OPTIONS_EPILOG
+        return command
 
 
 def _check(pattern, field, label):
@@ -82,6 +106,26 @@ def _timeout(ctx, param, value):
     return number
 
 
+def _version(ctx, param, value):
+    """Not eager, so that --json/--human (eager) are already applied: the plain version number
+    when piped (what scripts compare), JSON with the protocol range under --json."""
+    if not value or ctx.resilient_parsing:
+        return
+    from cli.output import Mode
+
+    low, high = protocol.PROTOCOL_RANGE["min"], protocol.PROTOCOL_RANGE["max"]
+    if Mode.forced == "json":
+        import json
+
+        click.echo(json.dumps({"ok": True, "version": bp.__version__, "protocol": protocol.PROTOCOL_RANGE},
+                              separators=(",", ":")))
+    elif Mode.human():
+        click.echo(f"bp {bp.__version__} (protocol {low['major']}.{low['minor']}-{high['major']}.{high['minor']})")
+    else:
+        click.echo(bp.__version__)
+    ctx.exit(0)
+
+
 def _output_mode(ctx, param, value):
     if value is not None:
         from cli.output import Mode
@@ -91,7 +135,8 @@ def _output_mode(ctx, param, value):
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.version_option(bp.__version__, "-V", "--version", prog_name="bp", message="%(version)s")
+@click.option("-V", "--version", is_flag=True, expose_value=False, callback=_version,
+              help="Print the version (with --json: also the protocol range) and exit.")
 @click.option("--json", "output", flag_value="json", default=None, is_eager=True, expose_value=False,
               callback=_output_mode, help="Print JSON even on a terminal.")
 @click.option("--human", "output", flag_value="human", is_eager=True, expose_value=False,

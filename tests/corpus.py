@@ -81,4 +81,16 @@ CASES = {
     "select_variants": ("""<select aria-label="Many" multiple><option>a</option></select>
         <input type=search aria-label="Find"><input type=range aria-label="Volume">""",
                         [("listbox", "Many"), ("searchbox", "Find"), ("slider", "Volume")], []),
+    # Clickable only through a JavaScript listener: no role, tabindex, onclick or pointer cursor.
+    "listener_only": ("""<div id=card style="padding:8px">Open details</div><span id=chip>Filter: new</span>
+        <script>document.getElementById('card').addEventListener('click', () => {});
+        document.getElementById('chip').addEventListener('pointerdown', () => {});</script>""",
+                      [("button", "Open details"), ("button", "Filter: new")], []),
+    # Event delegation: the listener sits on a container of real controls, or on the document.
+    "delegated_listener": ("""<ul id=menu style="padding:8px"><li><button>First</button></li><li><button>Second</button></li></ul>
+        <p id=prose>Plain text</p>
+        <script>document.getElementById('menu').addEventListener('click', () => {});
+        document.addEventListener('click', () => {}); document.body.addEventListener('mousedown', () => {});</script>""",
+                           [("button", "First"), ("button", "Second")],
+                           [("button", "First Second"), ("button", "Plain text")]),
 }

@@ -61,6 +61,15 @@ class PageServer:
                 self.lock.notify_all()
                 together = self.lock.wait_for(lambda: self.arrived[group] >= n, timeout=20)
             title = "together" if together else "alone"
+        if parts.path == "/attachment":  # a file download (Content-Disposition: attachment)
+            data = query.get("content", "attachment body").encode()
+            request.send_response(200)
+            request.send_header("Content-Type", "application/octet-stream")
+            request.send_header("Content-Disposition", f'attachment; filename="{query.get("name", "file.txt")}"')
+            request.send_header("Content-Length", str(len(data)))
+            request.end_headers()
+            request.wfile.write(data)
+            return
         if parts.path.startswith("/corpus/"):
             from tests.corpus import CASES
 

@@ -4,19 +4,19 @@ from bp import protocol
 from broker import routing
 from broker import scroll as scrolling
 from broker import select as choosing
-from broker.handlers.actions import _act
+from broker.handlers.actions import act
 from broker.registry import handler
 from broker.tabs import session_for
 
 
 @handler(protocol.OP_SCROLL)
 def scroll(broker, request):
-    return _act(broker, request, scrolling.scroll)
+    return act(broker, request, scrolling.scroll)
 
 
 @handler(protocol.OP_SELECT)
 def select(broker, request):
-    return _act(broker, request, choosing.select)
+    return act(broker, request, choosing.select)
 
 
 @handler(protocol.OP_DROPDOWN)

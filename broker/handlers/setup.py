@@ -55,15 +55,40 @@ def status(broker, request):
         "processes": processes,
         "browser": broker.browser.summary(),
         "session": agent.summary() if agent else {"state": "none"},
-        "commands": {"active": [], "uncertain": []},
+        "commands": _recovery_commands(broker, request.client),
     }
     if broker.browser.ready:
-        result["recovery"] = {"required": False}
+        result["recovery"] = _command_recovery(result["commands"])
     else:
         candidates = broker.browser.candidates()
         result["browsers"] = [c for c, _ in candidates]
         result["recovery"] = discovery.recovery(candidates)
+        uncertain = _command_recovery(result["commands"])
+        if uncertain.get("required"):
+            result["recovery"]["commands"] = uncertain
     return result
+
+
+def _recovery_commands(broker, key):
+    """This key's commands in flight and those whose outcome is unknown (newest first)."""
+    book = broker.commands.for_key(key, create=False)
+    if book is None:
+        return {"active": [], "uncertain": []}
+    return {"active": [r.descriptor() for r in book.list({"accepted", "dispatched"}, limit=20)],
+            "uncertain": [r.descriptor() for r in book.list({"unknown_outcome"}, limit=20)]}
+
+
+def _command_recovery(commands):
+    """What the Agent should do about its own commands before acting again."""
+    if commands["uncertain"]:
+        newest = commands["uncertain"][0]["id"]
+        return {"required": True, "code": "inspect_uncertain_commands", "commandIds": [c["id"] for c in commands["uncertain"]],
+                "message": f"Some commands may or may not have happened: inspect the page ('bp snapshot') and "
+                           f"'bp command {newest}' before retrying any of them."}
+    if commands["active"]:
+        return {"required": False, "code": "wait_for_active_commands", "commandIds": [c["id"] for c in commands["active"]],
+                "message": "Commands are still running: follow them with 'bp command <id>' or stop one with 'bp cancel <id>'."}
+    return {"required": False}
 
 
 @handler(protocol.OP_BROWSERS)
@@ -78,6 +103,9 @@ def browsers(broker, request):
 @handler(protocol.OP_CONNECT)
 def connect(broker, request):
     broker.agents.touch(request.client, broker.browser.generation)
+    from broker import downloads
+
+    downloads.tracker(broker)  # private storage (leftovers wiped) and download tracking, before any tab
     conn = broker.browser.connect(request.args.get("browser"), wait_s=max(0.05, request.remaining() - 0.25))
     agent = routing.agent_for(broker, request)
     result = {"browser": conn.candidate["product"], "browserId": conn.candidate["id"],
@@ -101,6 +129,10 @@ def disconnect(broker, request):
     """Release this Agent; stop the whole broker only for the same installation when no other
     Agent is active (compare-and-stop on the broker's process identity)."""
     agent = broker.agents.remove(request.client)
+    broker.commands.forget(request.client)  # a released key keeps no command records
+    from broker import artifacts
+
+    artifacts.release_key(broker, request.client)  # its private copies and download tracking go
     closed = broker.release_agent_tabs(agent) if agent else 0
     result = {"released": agent is not None, "closedTabs": closed, "brokerStopped": False}
     others = broker.agents.active_keys()

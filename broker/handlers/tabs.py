@@ -59,6 +59,13 @@ def open_url(broker, request):
 
         session = session_for(worker, broker.browser)
         result = session.navigate(url, timeout_s=max(1.0, request.remaining() - 0.5))
+        if result.get("dialog"):
+            # A beforeunload of the old page (or an alert of the new one) blocks the tab: say so
+            # now instead of waiting for a page the dialog holds. 'bp dialog' answers it.
+            from broker import dialogs
+
+            return {"evidence": {"action": "navigate", "status": "unavailable", "reason": "dialog_opened",
+                                 "effects": ["dialog_opened"]}, "dialog": dialogs.brief(session)}
         observation = observe.observe(broker, agent, raw, session, request.args.get("limit", 50),
                                       timeout_s=max(1.0, request.remaining() - 0.5))
         if result.get("navigationError"):

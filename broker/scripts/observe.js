@@ -68,6 +68,12 @@
     if (el.hasAttribute("onclick")) return "button";
     if (el.hasAttribute("tabindex") && el.tabIndex >= 0 && !["html", "body"].includes(el.localName)) return "button";
     if (style.cursor === "pointer" && (!parentStyle || parentStyle.cursor !== "pointer")) return "button";
+    // A pointer listener Chrome reported (broker/listeners.py), unless it is a container that
+    // delegates for real controls inside it, or the page itself.
+    const marked = globalThis.__browserPilot && globalThis.__browserPilot.listeners;
+    if (marked && marked.has(el) && !["html", "body"].includes(el.localName) &&
+        !el.querySelector("a[href], button, input, select, textarea, summary, [role], [tabindex], [onclick], [contenteditable]"))
+      return "button";
     return null;
   }
   function nameOf(el, role) {
@@ -190,7 +196,7 @@
           out.push(element);
           outEls.push(el);
           els.push(el);
-          facts.push([role, name]);
+          facts.push([role, name, element.value || null, !!element.checked]);
           if (ctx.modal) modalRefs.push(out.length);
         } else reasons.add("element_limit");
       }
@@ -219,6 +225,28 @@
   visit(document.documentElement, 0, {doc: document, win: window, modal: topModal, parentStyle: null,
     insideControl: false});
 
+  // --diff: which of these nodes the Agent's previous observation held in this world (by node
+  // identity, never by role and name: an identical-looking replacement is a new element) and
+  // which of their reported fields changed since.
+  let prev = null;
+  const before = store[opts.key];
+  if (opts.prev && before && before.id === opts.prev) {
+    const index = new Map();
+    before.els.forEach((el, i) => index.set(el, i));
+    const same = [], changed = [];
+    els.forEach((el, i) => {
+      const j = index.has(el) ? index.get(el) : -1;
+      same.push(j);
+      if (j < 0) return;
+      const was = before.facts[j], now = facts[i], fields = [];
+      if (was[0] !== now[0]) fields.push("role");
+      if (was[1] !== now[1]) fields.push("name");
+      if ((was[2] || null) !== now[2]) fields.push("value");
+      if (!!was[3] !== now[3]) fields.push("checked");
+      if (fields.length) changed.push([i, fields]);
+    });
+    prev = {same: same, changed: changed};
+  }
   store[opts.key] = {id: opts.obs, els: els, facts: facts, frames: frames};
   // For live revalidation of a single ref after same-document changes (resolve.js).
   store.roleOf = roleOf;
@@ -254,5 +282,6 @@
 
   const order = ["element_limit", "text_limit", "depth_limit", "byte_limit", "work_limit"];
   return {title: cut(document.title, MAX_NAME), url: location.href.slice(0, 16384), page: page, elements: out,
-    truncationReasons: order.filter((r) => reasons.has(r)), hints: hints.slice(0, 16), eligible: eligible};
+    truncationReasons: order.filter((r) => reasons.has(r)), hints: hints.slice(0, 16), eligible: eligible,
+    prev: prev};
 })

@@ -330,10 +330,46 @@
   }
 
   // ---- locate ----------------------------------------------------------------------------------
+  function hostOf(node) { const root = node.getRootNode(); return root && root.host ? root.host : null; }
+  function contentOffset(fe) {
+    const r = fe.getBoundingClientRect(), s = styleOf(fe);
+    return [r.left + fe.clientLeft + (parseFloat(s.paddingLeft) || 0), r.top + fe.clientTop + (parseFloat(s.paddingTop) || 0)];
+  }
+  // Centre boxOf() (a box in el's viewport, measured afresh) in el's scroll containers and window,
+  // in this process only: inside an out-of-process frame a native scrollIntoView is carried on
+  // to the embedding documents later, asynchronously, and would move the match after measuring.
+  function centre(el, boxOf) {
+    const doc = el.ownerDocument, win = doc.defaultView || window;
+    const mid = (lo, size, min, max) => lo + size / 2 - (min + max) / 2;
+    for (let n = el.parentElement || hostOf(el); n; n = n.parentElement || hostOf(n)) {
+      const s = styleOf(n);
+      if (n === doc.scrollingElement || !/(auto|scroll|overlay)/.test(s.overflowX + s.overflowY)) continue;
+      const r = boxOf(), c = n.getBoundingClientRect();
+      n.scrollTop += mid(r.top, r.height, c.top + n.clientTop, c.top + n.clientTop + n.clientHeight);
+      n.scrollLeft += mid(r.left, r.width, c.left + n.clientLeft, c.left + n.clientLeft + n.clientWidth);
+    }
+    const r = boxOf();
+    win.scrollBy({left: mid(r.left, r.width, 0, win.innerWidth), top: mid(r.top, r.height, 0, win.innerHeight),
+      behavior: "instant"});
+  }
+  function centreLocally(el) {
+    let boxOf = () => el.getBoundingClientRect();
+    centre(el, boxOf);
+    for (let doc = el.ownerDocument; doc !== document && doc.defaultView && doc.defaultView.frameElement; ) {
+      const fe = doc.defaultView.frameElement, inner = boxOf;
+      boxOf = () => {
+        const r = inner(), [x, y] = contentOffset(fe);
+        return {left: x + r.left, top: y + r.top, width: r.width, height: r.height};
+      };
+      centre(fe, boxOf);
+      doc = fe.ownerDocument;
+    }
+  }
   function locate() {
     const hit = firstMatch(opts.selector, true);
     if (!hit) return {miss: true};
-    hit.el.scrollIntoView({block: "center", inline: "center", behavior: "instant"});
+    if (opts.local) centreLocally(hit.el);
+    else hit.el.scrollIntoView({block: "center", inline: "center", behavior: "instant"});
     const rect = hit.el.getBoundingClientRect();
     if (!(rect.width > 0 || rect.height > 0)) return {noLayout: true};
     // Where the frame sits may have moved with the scroll: measure frames afresh.
@@ -351,7 +387,9 @@
     const b = box(rect, ctx);
     return {x: Math.round(rect.left + rect.width / 2 + ctx.ox + OFFSET[0]),
       y: Math.round(rect.top + rect.height / 2 + ctx.oy + OFFSET[1]), top: b.y, left: b.x,
-      width: b.width, height: b.height};
+      width: b.width, height: b.height,
+      // Unrounded, in this frame's viewport: the broker maps it through out-of-process frames.
+      exact: {left: rect.left + ctx.ox, top: rect.top + ctx.oy, width: rect.width, height: rect.height}};
   }
 
   if (opts.selector && !validSelector(opts.selector)) return {badSelector: true};

@@ -1,4 +1,4 @@
-"""Action family: click.
+"""Action family: click, type, hover (keyboard and press: cli/commands/keys.py).
 
 Broker side: broker/handlers/actions.py (same operation names, from bp.protocol).
 """
@@ -59,6 +59,17 @@ def click_ref(ref, xy, double, right, limit):
 MAX_STDIN_TEXT = 100_000
 
 
+def text_argument(text):
+    """TEXT as given, or from stdin when it is '-' (so a secret stays out of argv), bounded."""
+    if text == "-":
+        import sys
+
+        text = sys.stdin.read(MAX_STDIN_TEXT + 1)
+    if len(text) > MAX_STDIN_TEXT:
+        raise click.BadParameter(f"at most {MAX_STDIN_TEXT} characters", param_hint="TEXT")
+    return text
+
+
 @click.command(name="type")
 @click.argument("ref", type=click.IntRange(1, 10000))
 @click.argument("text")
@@ -77,14 +88,7 @@ def type_text(ref, text, clear, submit, limit):
     Example:  bp type 1 "Ada Lovelace" --clear
     Example:  printf %s "$PASSWORD" | bp type 4 - --submit
     """
-    if text == "-":
-        import sys
-
-        text = sys.stdin.read(MAX_STDIN_TEXT + 1)
-        if len(text) > MAX_STDIN_TEXT:
-            raise click.BadParameter(f"at most {MAX_STDIN_TEXT} characters", param_hint="TEXT")
-    elif len(text) > MAX_STDIN_TEXT:
-        raise click.BadParameter(f"at most {MAX_STDIN_TEXT} characters", param_hint="TEXT")
+    text = text_argument(text)
     args = {"ref": ref, "text": text, "limit": limit}
     if clear:
         args["clear"] = True
@@ -93,3 +97,21 @@ def type_text(ref, text, clear, submit, limit):
     signals.install()
     finish(client.call(click.get_current_context().obj, protocol.OP_TYPE, args, long_running=True),
            render.observation)
+
+
+@click.command()
+@click.argument("ref", type=click.IntRange(1, 10000))
+@click.option("-l", "--limit", type=click.IntRange(1, 10000), default=50, show_default=True,
+              help="Most elements in the returned observation.")
+def hover(ref, limit):
+    """Move the pointer over the element REF (for menus that open on hover).
+
+    Checked like a click (current ref, not covered); nothing is pressed. Returns a fresh
+    snapshot, which shows what the hover revealed.
+
+    \b
+    Example:  bp hover 7
+    """
+    signals.install()
+    finish(client.call(click.get_current_context().obj, protocol.OP_HOVER, {"ref": ref, "limit": limit},
+                       long_running=True), render.observation)

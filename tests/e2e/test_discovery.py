@@ -120,14 +120,16 @@ def test_pending_authorization_gives_browser_not_authorized_then_authorization_r
 
 def test_concurrent_connects_share_one_pending_attempt(home, pending_browser):
     root, held = pending_browser.root, pending_browser.held
-    env = helpers.bp_env(home, BROWSER_PILOT_BROWSER_DATA_DIRS=root, BROWSER_PILOT_HANDSHAKE_TIMEOUT_MS=3000)
+    # A handshake window long enough that the later callers surely arrive while it is pending,
+    # however slowly their processes start; each of them still answers within its own --timeout.
+    env = helpers.bp_env(home, BROWSER_PILOT_BROWSER_DATA_DIRS=root, BROWSER_PILOT_HANDSHAKE_TIMEOUT_MS=12000)
     assert bp(home, "browsers", env=env).rc == 0
     # Start the broker first so the concurrent calls race on the attempt, not on startup.
     first = helpers.bp_popen(home, "connect", BROWSER_PILOT_BROWSER_DATA_DIRS=root,
-                             BROWSER_PILOT_HANDSHAKE_TIMEOUT_MS=3000)
+                             BROWSER_PILOT_HANDSHAKE_TIMEOUT_MS=12000)
     helpers.wait_until(lambda: len(held) == 1, timeout=10)
     others = [helpers.bp_popen(home, "--client-key", f"agent-{i}", "connect", BROWSER_PILOT_BROWSER_DATA_DIRS=root,
-                               BROWSER_PILOT_HANDSHAKE_TIMEOUT_MS=3000) for i in range(3)]
+                               BROWSER_PILOT_HANDSHAKE_TIMEOUT_MS=12000) for i in range(3)]
     outputs = [p.communicate(timeout=30) for p in [first] + others]
     for out, _ in outputs:
         assert '"code":"browser_not_authorized"' in out, outputs

@@ -245,7 +245,8 @@ def test_click_that_opens_an_alert_reports_it_instead_of_hanging(home, connected
     result = bp(home, "--timeout", "20000", "click", str(ref_of(observation, "button", "Warn me")), env=connected)
     assert result.rc == 0, result
     assert result.json["evidence"]["effects"] == ["dialog_opened"]
-    assert result.json["dialog"] == {"type": "alert"}
+    assert result.json["dialog"]["type"] == "alert"
+    assert result.json["dialog"]["dialogId"].startswith("dialog-")
     blocked = bp(home, "snapshot", env=connected)
     assert blocked.code == "action_not_verified"
     assert blocked.json["context"]["reason"] == "dialog_open"

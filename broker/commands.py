@@ -1,0 +1,276 @@
+"""Command records: what each browser command of an Agent did, for recovery after a lost reply.
+
+    accepted -> dispatched -> completed | unknown_outcome
+    accepted -> cancelled | expired
+
+A record is created when the broker accepts a request, before it waits for the tab. It becomes
+`dispatched` immediately before the first browser mutation (`dispatching()`, called from the
+CDP send path for input/navigation methods and explicitly before script mutations), after all
+preflight. The browser generation is captured at acceptance and checked before dispatch (a
+queued stale command never reaches the new browser) and after the executor returns (a dispatched
+mutation whose browser went away is `unknown_outcome`; a read is `browser_disconnected`).
+
+With --request-id, the same intended call (key, request id, command, the arguments as the Agent
+gave them, the tab it resolved to) finds its record again from any process: a completed command
+returns its recorded result, an accepted/dispatched one its status; it never runs twice.
+"""
+
+import collections
+import hashlib
+import json
+import threading
+import time
+
+from bp.errors import BPError, disconnected
+
+MAX_RECORDS_PER_AGENT = 256
+RECORD_TTL_S = 30 * 60.0  # finished records older than this are dropped
+MAX_RESULT_BYTES = 256 * 1024  # a bigger result is recorded as a summary only
+ACTIVE = ("accepted", "dispatched")
+
+# CDP methods that change the page or the browser: the first one sent marks the command dispatched.
+MUTATING_CDP = frozenset({
+    "Input.dispatchMouseEvent", "Input.dispatchKeyEvent", "Input.insertText", "Input.dispatchTouchEvent",
+    "Page.navigate", "Page.reload", "Page.navigateToHistoryEntry", "Page.handleJavaScriptDialog",
+    "Page.bringToFront", "Target.createTarget", "Target.closeTarget", "Target.activateTarget",
+    "DOM.setFileInputFiles", "Fetch.fulfillRequest", "Fetch.continueRequest", "Fetch.failRequest",
+    "Network.setCookie", "Network.deleteCookies", "Storage.clearCookies",
+})
+
+_local = threading.local()
+
+
+def _now_ms():
+    return int(time.time() * 1000)
+
+
+class Record:
+    __slots__ = ("id", "op", "mutating", "status", "accepted_at", "deadline_at", "dispatched_at", "completed_at",
+                 "target", "generation", "digest", "request_id", "cancel_requested", "reply", "error_code",
+                 "done", "browser", "_lock")
+
+    def __init__(self, command_id, op, mutating, deadline_s, generation, digest, request_id, target, browser):
+        self.id = command_id
+        self.op = op
+        self.mutating = mutating
+        self.status = "accepted"
+        self.accepted_at = _now_ms()
+        self.deadline_at = self.accepted_at + int(deadline_s * 1000)
+        self.dispatched_at = None
+        self.completed_at = None
+        self.target = target  # the Agent's opaque tab id, if the command resolved one
+        self.generation = generation
+        self.digest = digest
+        self.request_id = request_id
+        self.cancel_requested = False
+        self.reply = None  # the recorded public reply once finished
+        self.error_code = None
+        self.done = threading.Event()
+        self.browser = browser
+        self._lock = threading.Lock()
+
+    # --- state changes (any thread) --------------------------------------------------------------
+
+    def dispatching(self):
+        """Called right before the first browser mutation; raises instead when the command may
+        no longer reach the browser."""
+        with self._lock:
+            if self.status == "dispatched":
+                return
+            if self.cancel_requested:
+                self.status = "cancelled"
+                raise BPError("command_cancelled", "The command was cancelled before it reached the browser.",
+                              context={"commandId": self.id})
+            if self.browser.generation != self.generation:
+                raise disconnected("The browser connection changed after this command was accepted; it was not sent.",
+                                   context={"commandId": self.id, "reason": "generation_changed"})
+            self.status = "dispatched"
+            self.dispatched_at = _now_ms()
+
+    def cancel(self):
+        """Request cancellation; deterministic before dispatch, best effort after."""
+        with self._lock:
+            self.cancel_requested = True
+            if self.status == "accepted":
+                self.status = "cancelled"
+                self.completed_at = _now_ms()
+            return self.status
+
+    def cancelled(self):
+        return self.cancel_requested and self.status in ("accepted", "cancelled")
+
+    def finish(self, reply):
+        """Record the reply; returns the reply to send (a fenced one when the browser went away)."""
+        with self._lock:
+            if reply.get("ok") and self.browser.generation != self.generation:
+                if self.status == "dispatched" and self.mutating:
+                    reply = BPError("unknown_outcome", "The browser connection was lost while the command ran.",
+                                    context={"commandId": self.id, "reason": "browser_disconnected"}).envelope()
+                else:
+                    reply = disconnected("The browser connection changed while the command ran; its result is not current.",
+                                         context={"commandId": self.id}).envelope()
+            code = None if reply.get("ok") else reply.get("code")
+            if code == "browser_disconnected" and self.status == "dispatched" and self.mutating:
+                reply = BPError("unknown_outcome", "The browser connection was lost after the command reached the browser.",
+                                context={"commandId": self.id, "reason": "browser_disconnected"}).envelope()
+                code = "unknown_outcome"
+            if self.status == "cancelled" or code == "command_cancelled":
+                if self.status == "dispatched":
+                    self.status = "unknown_outcome"
+                else:
+                    self.status = "cancelled"
+            elif code == "command_expired":
+                self.status = "expired"
+            elif code == "unknown_outcome":
+                self.status = "unknown_outcome"
+            else:
+                self.status = "completed"
+            self.error_code = code
+            self.completed_at = _now_ms()
+            encoded = len(json.dumps(reply, ensure_ascii=False))
+            self.reply = reply if encoded <= MAX_RESULT_BYTES else {
+                "ok": reply.get("ok", False), "resultOmitted": True, "code": code, "sizeBytes": encoded}
+        self.done.set()
+        return reply
+
+    def expire_if_lost(self, browser_alive):
+        """A browser loss ends in-flight records: dispatched mutations are unknown_outcome."""
+        with self._lock:
+            if self.status == "dispatched" and not browser_alive:
+                self.status = "unknown_outcome" if self.mutating else self.status
+
+    # --- views -----------------------------------------------------------------------------------
+
+    def descriptor(self):
+        out = {"id": self.id, "method": f"browser.{self.op}", "mutating": self.mutating, "status": self.status,
+               "acceptedAt": self.accepted_at, "deadlineAt": self.deadline_at}
+        if self.target:
+            out["targetId"] = self.target
+        if self.dispatched_at:
+            out["dispatchedAt"] = self.dispatched_at
+        if self.completed_at:
+            out["completedAt"] = self.completed_at
+        if self.cancel_requested:
+            out["cancellationRequested"] = True
+        if self.error_code:
+            out["errorCode"] = self.error_code
+        return out
+
+
+class Commands:
+    """One Agent's records, newest last, bounded in count and age."""
+
+    def __init__(self):
+        self._records = collections.OrderedDict()  # id -> Record
+        self._by_request = {}  # request id -> Record
+        self._lock = threading.Lock()
+
+    def add(self, record):
+        with self._lock:
+            self._prune()
+            self._records[record.id] = record
+            if record.request_id:
+                self._by_request[record.request_id] = record
+
+    def by_request(self, request_id):
+        with self._lock:
+            record = self._by_request.get(request_id)
+            return record if record is not None and record.id in self._records else None
+
+    def get(self, command_id):
+        with self._lock:
+            return self._records.get(command_id)
+
+    def list(self, statuses=None, limit=50):
+        with self._lock:
+            self._prune()
+            rows = [r for r in reversed(self._records.values()) if not statuses or r.status in statuses]
+        return rows[:limit]
+
+    def _prune(self):
+        now = _now_ms()
+        for command_id in [i for i, r in self._records.items()
+                           if r.status not in ACTIVE and r.completed_at and now - r.completed_at > RECORD_TTL_S * 1000]:
+            self._drop(command_id)
+        while len(self._records) >= MAX_RECORDS_PER_AGENT:
+            oldest = next((i for i, r in self._records.items() if r.status not in ACTIVE), None)
+            if oldest is None:
+                break  # every record is in flight: keep them, they are bounded by request threads
+            self._drop(oldest)
+
+    def _drop(self, command_id):
+        record = self._records.pop(command_id)
+        if record.request_id and self._by_request.get(record.request_id) is record:
+            del self._by_request[record.request_id]
+
+    def __len__(self):
+        return len(self._records)
+
+
+class CommandBook:
+    """Records of every key, kept apart from Agent leases (a lost reply is often found again
+    after a lease ended), bounded in keys; `bp disconnect` of a key forgets its records."""
+
+    MAX_KEYS = 1024
+
+    def __init__(self):
+        self._books = collections.OrderedDict()  # key -> Commands
+        self._lock = threading.Lock()
+
+    def for_key(self, key, create=True):
+        with self._lock:
+            book = self._books.get(key)
+            if book is None and create:
+                while len(self._books) >= self.MAX_KEYS:
+                    self._books.popitem(last=False)
+                book = self._books[key] = Commands()
+            elif book is not None:
+                self._books.move_to_end(key)
+            return book
+
+    def forget(self, key):
+        with self._lock:
+            self._books.pop(key, None)
+
+    def all_active(self):
+        with self._lock:
+            books = list(self._books.values())
+        return [r for book in books for r in book.list(ACTIVE, limit=MAX_RECORDS_PER_AGENT)]
+
+
+def digest(client, request_id, op, args, target):
+    """The idempotency key of an intended call: never anything per process."""
+    material = json.dumps([client, request_id, op, args, target], sort_keys=True, separators=(",", ":"),
+                          ensure_ascii=False).encode()
+    return hashlib.sha256(material).hexdigest()
+
+
+# --- the command a thread is working for ----------------------------------------------------------
+
+def current():
+    return getattr(_local, "record", None)
+
+
+class bound:
+    """Context manager: this thread works for `record` (a request thread or a tab worker)."""
+
+    def __init__(self, record):
+        self.record = record
+
+    def __enter__(self):
+        self.previous = getattr(_local, "record", None)
+        _local.record = self.record
+        return self.record
+
+    def __exit__(self, *exc):
+        _local.record = self.previous
+        return False
+
+
+def dispatching(method=None):
+    """Mark the current command dispatched (if `method` is given, only for a mutating CDP one)."""
+    if method is not None and method not in MUTATING_CDP:
+        return
+    record = current()
+    if record is not None:
+        record.dispatching()

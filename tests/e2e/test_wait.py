@@ -1,0 +1,163 @@
+"""bp wait on real Chromium: each condition, the timeout, argument rules, and no implicit tab."""
+
+import os
+
+import pytest
+
+from tests import helpers
+from tests.helpers import bp
+
+
+def ok(home, env, *args):
+    result = bp(home, *args, env=env)
+    assert result.rc == 0, result
+    assert result.json["ok"] is True
+    return result.json
+
+
+def waited(home, env, *args):
+    """`bp wait` with a generous deadline: the conditions below come true after short timers."""
+    result = ok(home, env, "--timeout", "30000", "wait", *args)
+    assert isinstance(result["elapsedMs"], int) and result["elapsedMs"] >= 0
+    return result
+
+
+def ref_of(observation, role, name):
+    found = [e["ref"] for e in observation["elements"] if (e["role"], e["name"]) == (role, name)]
+    assert len(found) == 1, (role, name, observation["elements"])
+    return found[0]
+
+
+def test_wait_url_after_a_delayed_navigation_is_a_case_insensitive_full_match(home, connected, pages):
+    name = os.path.basename(home)
+    target = pages.url(f"/page?title=Arrived-{name}")
+    ok(home, connected, "open", pages.page(f"<script>setTimeout(() => location.href = {target!r}, 300)</script>"))
+    result = waited(home, connected, "--url", f"*TITLE=arrived-{name.upper()}")
+    assert result["condition"] == "url"
+    assert result["matched"]["url"] == target
+    assert set(result["matched"]) == {"url", "title"}
+    # Full match: without '*' the pattern must be the whole URL; a part of it never matches.
+    assert ok(home, connected, "wait", "--url", target.upper())["matched"]["url"] == target
+    partial = bp(home, "--timeout", "600", "wait", "--url", f"title=arrived-{name}", env=connected)
+    assert partial.code == "wait_timeout", partial
+
+
+def test_wait_text_appearing_after_a_timer_also_in_an_open_shadow_root(home, connected, pages):
+    ok(home, connected, "open", pages.page("""<div id=host></div><script>
+      setTimeout(() => { const p = document.createElement('p'); p.textContent = 'Order   confirmed'; document.body.append(p); }, 300);
+      setTimeout(() => { const r = document.getElementById('host').attachShadow({mode: 'open'});
+                         r.innerHTML = '<span>Shadow greeting</span>'; }, 600);
+    </script>"""))
+    result = waited(home, connected, "--text", "order confirmed")
+    assert result["condition"] == "text"
+    assert result["matched"]["totalMatches"] == 1
+    assert result["matched"]["match"]["text"] == "Order confirmed"
+    assert result["matched"]["match"]["tagName"] == "p"
+    shadow = waited(home, connected, "--text", "shadow GREETING", "--interval", "100")
+    assert shadow["matched"]["match"]["tagName"] == "span"
+
+
+def test_wait_selector_appearing_after_a_timer(home, connected, pages):
+    ok(home, connected, "open", pages.page("""<script>
+      setTimeout(() => { const d = document.createElement('div'); d.id = 'late'; d.className = 'result';
+                         d.textContent = 'Results'; document.body.append(d); }, 300);
+    </script>"""))
+    result = waited(home, connected, "--selector", "#late.result")
+    assert result["condition"] == "selector"
+    assert result["matched"]["totalMatches"] == 1
+    assert result["matched"]["element"]["tagName"] == "div"
+    assert result["matched"]["element"]["text"] == "Results"
+    bad = bp(home, "wait", "--selector", "div[", env=connected)
+    assert bad.code == "invalid_argument" and bad.json["context"]["field"] == "selector", bad
+
+
+def test_wait_dialog_reports_the_pending_dialog(home, connected, pages):
+    ok(home, connected, "open", pages.page("<script>setTimeout(() => alert('timer says hi'), 300)</script>"))
+    result = waited(home, connected, "--dialog")
+    matched = result["matched"]
+    assert result["condition"] == "dialog"
+    assert matched["type"] == "alert" and matched["dialogId"].startswith("dialog-")
+    tab = [t for t in ok(home, connected, "tabs")["tabs"] if t["selected"]][0]
+    assert matched["tabId"] == tab["targetId"]
+    # Still pending (never answered by waiting); the Agent answers it.
+    assert [d["dialogId"] for d in ok(home, connected, "dialogs")["dialogs"]] == [matched["dialogId"]]
+    ok(home, connected, "dialog", matched["dialogId"], "--accept")
+
+
+def test_wait_popup_opened_by_the_page_after_a_timer(home, connected, pages):
+    name = os.path.basename(home)
+    popup_url = pages.url(f"/page?title=late-popup-{name}")
+    page = ok(home, connected, "open", pages.page(
+        f"""<button onclick="setTimeout(() => window.open({popup_url!r}), 300)">Later</button>"""))
+    ok(home, connected, "click", str(ref_of(page, "button", "Later")))
+    result = waited(home, connected, "--popup")
+    matched = result["matched"]
+    assert result["condition"] == "popup"
+    assert matched["targetId"].startswith("tab-")
+    rows = {t["targetId"]: t for t in ok(home, connected, "tabs")["tabs"]}
+    assert matched["targetId"] in rows
+    assert rows[matched["targetId"]]["origin"] == "managed_popup"
+    assert helpers.wait_until(lambda: "late-popup" in bp(home, "tabs", env=connected).stdout)
+    # Shown now (the result and 'bp tabs'): a second wait does not report the same popup.
+    again = bp(home, "--timeout", "600", "wait", "--popup", env=connected)
+    assert again.code == "wait_timeout", again
+
+
+def test_wait_download_reports_the_suggested_file_name(home, connected, pages, chromium):
+    link = pages.url("/attachment?name=report-1.txt")
+    page = ok(home, connected, "open", pages.page(f'<a href="{link}" download>Get the report</a>'))
+    browser = helpers.BrowserSocket(chromium)
+    try:
+        # Nothing is written to disk: the browser reports the download, then refuses it. Set
+        # after the tab is attached, so that it is the last word on the download behaviour.
+        browser.call("Browser.setDownloadBehavior", {"behavior": "deny"})
+        ok(home, connected, "click", str(ref_of(page, "link", "Get the report")))
+        result = waited(home, connected, "--download")
+        assert result == {"ok": True, "condition": "download", "matched": {"fileName": "report-1.txt"},
+                          "elapsedMs": result["elapsedMs"]}
+        # Reported once: the next wait looks for another download.
+        again = bp(home, "--timeout", "600", "wait", "--download", env=connected)
+        assert again.code == "wait_timeout", again
+    finally:
+        browser.close()
+
+
+def test_wait_timeout_is_retryable_with_its_condition_and_says_nothing_of_mutations(home, connected, pages):
+    ok(home, connected, "open", pages.page("<p>nothing happens here</p>"))
+    result = bp(home, "--timeout", "700", "wait", "--text", "never-appears", env=connected)
+    assert result.rc == 1, result
+    assert result.code == "wait_timeout"
+    assert result.json["retryable"] is True
+    assert result.json["context"] == {"condition": "text", "timeoutMs": 700}
+    assert "mutation" not in result.json["error"].lower() and "click" not in result.json["error"].lower()
+
+
+@pytest.mark.parametrize("interval", ["99", "5001", "0", "x"])
+def test_interval_out_of_bounds_is_invalid_argument(home, interval):
+    result = bp(home, "wait", "--dialog", "--interval", interval)
+    assert result.rc == 1 and result.code == "invalid_argument", result
+    assert result.json["context"]["field"] == "interval"
+
+
+@pytest.mark.parametrize("args", [[], ["--dialog", "--popup"], ["--url", "*", "--text", "x"],
+                                  ["--selector", "a", "--download"]])
+def test_exactly_one_condition(home, args):
+    result = bp(home, "wait", *args)
+    assert result.rc == 1 and result.code == "invalid_argument", result
+    assert result.json["context"]["field"] == "condition"
+
+
+def test_empty_conditions_are_invalid_argument(home):
+    for option in ("--url", "--text", "--selector"):
+        result = bp(home, "wait", option, " ")
+        assert result.code == "invalid_argument" and result.json["context"]["field"] == option[2:], result
+
+
+def test_waiting_without_a_selected_tab_is_an_error_and_opens_nothing(home, connected, chromium):
+    before = set(chromium.pages())
+    for args in (["--url", "*"], ["--text", "x"], ["--selector", "p"], ["--dialog"], ["--popup"], ["--download"]):
+        result = bp(home, "--client-key", "agent-without-tabs", "--timeout", "2000", "wait", *args, env=connected)
+        assert result.rc == 1, result
+        assert result.code == "target_not_owned", result
+        assert result.json["context"]["reason"] == "no_selected_tab"
+    assert set(chromium.pages()) == before

@@ -1,0 +1,101 @@
+"""Command records without a browser: lifecycle, fencing by generation, bounds."""
+
+import pytest
+
+from bp.errors import BPError
+from broker import commands
+
+
+class FakeBrowser:
+    generation = 1
+
+
+def record(browser, n=0, mutating=True, request_id=None):
+    return commands.Record(f"cmd-{n:016d}", "click", mutating, 60.0, browser.generation, None, request_id, None, browser)
+
+
+def test_lifecycle_and_descriptor():
+    browser = FakeBrowser()
+    r = record(browser)
+    assert r.descriptor()["status"] == "accepted"
+    r.dispatching()
+    r.dispatching()  # idempotent
+    reply = r.finish({"ok": True, "x": 1})
+    assert reply == {"ok": True, "x": 1}
+    d = r.descriptor()
+    assert d["status"] == "completed" and d["method"] == "browser.click" and d["dispatchedAt"] <= d["completedAt"]
+
+
+def test_cancel_before_dispatch_is_final_and_blocks_dispatch():
+    r = record(FakeBrowser())
+    assert r.cancel() == "cancelled"
+    with pytest.raises(BPError) as exc:
+        r.dispatching()
+    assert exc.value.code == "command_cancelled"
+    r.finish({"ok": False, "code": "command_cancelled", "error": "x", "retryable": False})
+    assert r.status == "cancelled"
+
+
+def test_a_queued_command_of_an_old_generation_never_dispatches():
+    browser = FakeBrowser()
+    r = record(browser)
+    browser.generation = 2
+    with pytest.raises(BPError) as exc:
+        r.dispatching()
+    assert exc.value.code == "browser_disconnected"
+
+
+def test_generation_change_after_dispatch_fences_the_result():
+    browser = FakeBrowser()
+    mutation, read = record(browser, 1), record(browser, 2, mutating=False)
+    mutation.dispatching()
+    browser.generation = 2
+    assert mutation.finish({"ok": True})["code"] == "unknown_outcome"
+    assert mutation.status == "unknown_outcome"
+    assert read.finish({"ok": True})["code"] == "browser_disconnected"
+
+
+def test_lost_browser_after_dispatch_is_unknown_outcome():
+    r = record(FakeBrowser())
+    r.dispatching()
+    reply = r.finish({"ok": False, "code": "browser_disconnected", "error": "x", "retryable": True})
+    assert reply["code"] == "unknown_outcome" and r.status == "unknown_outcome"
+
+
+def test_records_are_bounded_per_key_oldest_finished_first():
+    browser = FakeBrowser()
+    book = commands.Commands()
+    live = record(browser, 0, request_id="keep-me")
+    book.add(live)  # stays accepted: never dropped while in flight
+    for n in range(1, commands.MAX_RECORDS_PER_AGENT + 50):
+        r = record(browser, n, request_id=f"r{n}")
+        r.finish({"ok": True})
+        book.add(r)
+    assert len(book) <= commands.MAX_RECORDS_PER_AGENT
+    assert book.get(live.id) is live and book.by_request("keep-me") is live
+    assert book.by_request("r1") is None  # the oldest finished ones went first
+    assert book.by_request(f"r{commands.MAX_RECORDS_PER_AGENT + 49}") is not None
+
+
+def test_records_expire_by_age(monkeypatch):
+    browser = FakeBrowser()
+    book = commands.Commands()
+    old = record(browser, 1)
+    old.finish({"ok": True})
+    old.completed_at -= int(commands.RECORD_TTL_S * 1000) + 1
+    book.add(old)
+    assert book.list() == []
+
+
+def test_a_big_result_is_recorded_as_a_summary():
+    r = record(FakeBrowser())
+    reply = r.finish({"ok": True, "blob": "x" * (commands.MAX_RESULT_BYTES + 10)})
+    assert len(reply["blob"]) > commands.MAX_RESULT_BYTES  # the live reply is untouched
+    assert r.reply["resultOmitted"] is True
+
+
+def test_book_forgets_a_key_and_bounds_keys():
+    book = commands.CommandBook()
+    book.for_key("a").add(record(FakeBrowser()))
+    book.forget("a")
+    assert book.for_key("a", create=False) is None

@@ -1,0 +1,117 @@
+"""Stored observations without a browser: the broker-wide bound, the lifetime, and the ref map
+of a diff."""
+
+import os
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import pytest
+
+from bp.errors import BPError
+from broker import agents as agents_module
+from broker import observe
+from broker.agents import Agents
+
+SESSION = SimpleNamespace(alive=True, loader="loader-1")
+
+
+def broker_stub():
+    return SimpleNamespace(browser=SimpleNamespace(generation=1))
+
+
+def stored(agents, agent, raw, count=3):
+    obs = observe.Observation(1, raw, SESSION, "loader-1", 7, count)
+    agents.store_observation(agent, raw, obs)
+    return obs
+
+
+def reason(agent, raw, ref=1):
+    with pytest.raises(BPError) as info:
+        observe._check(broker_stub(), agent, raw, SESSION, ref)
+    assert info.value.code == "stale_ref"
+    return info.value.context["reason"]
+
+
+def test_the_store_keeps_2048_observations_across_agents_and_the_oldest_expire():
+    assert agents_module.MAX_OBSERVATIONS == 2048
+    agents = Agents()
+    a, b = agents.touch("agent-a", 1), agents.touch("agent-b", 1)
+    first = stored(agents, a, "tab-0")
+    for i in range(1, 2048):
+        stored(agents, b if i % 2 else a, f"tab-{i}")
+    # At the limit nothing is evicted yet: the first observation's refs still resolve.
+    assert observe._check(broker_stub(), a, "tab-0", SESSION, 1)[0] is first
+    stored(agents, b, "tab-2048")  # one past the limit
+    assert first.evicted and first.refs is None
+    assert reason(a, "tab-0") == "expired"
+    assert not a.observations["tab-2"].evicted
+    assert observe._check(broker_stub(), b, "tab-2048", SESSION, 3)[0] is b.observations["tab-2048"]
+
+
+def test_superseded_or_dropped_observations_do_not_count_toward_the_bound():
+    agents = Agents(max_observations=4)
+    a = agents.touch("agent-a", 1)
+    kept = stored(agents, a, "tab-kept")
+    for _ in range(10):  # the same tab observed again and again: one stored observation
+        stored(agents, a, "tab-busy")
+    b = agents.touch("agent-b", 1)
+    stored(agents, b, "tab-b")
+    agents.remove("agent-b")  # its observations go with it
+    stored(agents, a, "tab-x")
+    stored(agents, a, "tab-y")
+    assert not kept.evicted
+    stored(agents, a, "tab-z")  # now five live ones: the oldest goes
+    assert kept.evicted
+    assert reason(a, "tab-kept") == "expired"
+
+
+def test_an_observation_older_than_its_lifetime_fails_as_expired(monkeypatch):
+    agents = Agents()
+    a = agents.touch("agent-a", 1)
+    obs = stored(agents, a, "tab-1")
+    assert observe._check(broker_stub(), a, "tab-1", SESSION, 2)[0] is obs
+    monkeypatch.setattr(obs, "created_at", obs.created_at - observe.OBSERVATION_TTL_S - 1)
+    assert reason(a, "tab-1") == "expired"
+    # Storing another observation also lets the expired one go from the store.
+    stored(agents, a, "tab-2")
+    assert obs.evicted
+
+
+def test_the_observation_lifetime_has_a_private_override():
+    code = "from broker import observe; print(observe.OBSERVATION_TTL_S)"
+    env = dict(os.environ, BROWSER_PILOT_OBSERVATION_TTL_MS="1500")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "1.5"
+
+
+def test_a_diff_maps_every_previous_ref_to_its_new_number_or_removed():
+    world = observe.World(SESSION, 7)
+    # Previous refs 1..6; now: 1 stays, 2 is gone, 3-6 move up by one, one new node at the end,
+    # and the node of old ref 4 has a new name.
+    world.prev = {"same": [0, 2, 3, 4, 5, -1], "changed": {2: ["name"]}}
+    rows = [({"role": "button", "name": f"n{i}"}, world, i) for i in range(6)]
+    prev = observe.Observation(1, "tab", SESSION, "loader-1", 7, 6)
+    body = observe._diff_body(prev, rows, 6, observe._previous_ref(prev))
+    assert body["refMap"] == [[1, 1, 1], [3, 6, 2]]
+    assert body["removed"] == [2]
+    assert body["added"] == [{"ref": 6, "role": "button", "name": "n5"}]
+    assert body["changed"] == [{"ref": 3, "was": 4, "role": "button", "name": "n2", "fields": ["name"]}]
+    assert (body["count"], body["unchanged"], body["invalidated"]) == (6, 4, {"from": 1, "to": 6})
+
+
+def test_a_diff_past_the_byte_budget_is_cut_to_fewer_refs_with_byte_limit():
+    world = observe.World(SESSION, 7)
+    world.prev = {"same": [-1] * 600, "changed": {}}
+    rows = [({"role": "button", "name": f"{i:04d}" + "x" * 4000}, world, i) for i in range(600)]
+    prev = observe.Observation(1, "tab", SESSION, "loader-1", 7, 0)
+    reasons = set()
+    out = {"title": "t", "url": "u", "page": {}, "hints": [], "elements": []}
+    count, body = observe._diff(out, prev, rows, 600, reasons)
+    assert reasons == {"byte_limit"}
+    assert 400 < count < 600 and body["count"] == count and len(body["added"]) == count
+    reply = dict(out, diff=body, truncationReasons=["byte_limit"], truncated=True)
+    del reply["elements"]
+    assert observe._size(reply) <= observe.MAX_BYTES
+    one_more = dict(reply, diff=observe._diff_body(prev, rows, count + 1, observe._previous_ref(prev)))
+    assert observe._size(one_more) > observe.MAX_BYTES - 100  # as many refs as fit, no fewer
