@@ -68,16 +68,34 @@ OP_PDF = "pdf"
 OP_DOWNLOADS = "downloads"
 OP_DOWNLOAD = "download"
 OP_UPLOAD = "upload"
+OP_NET = "net.requests"
+OP_NET_SHOW = "net.show"
+OP_NET_CLEAR = "net.clear"
+OP_NET_RULE_ADD = "net.rules.add"
+OP_NET_RULES = "net.rules.list"
+OP_NET_RULE_REMOVE = "net.rules.remove"
+OP_COOKIES = "cookies.list"
+OP_COOKIE_SET = "cookies.set"
+OP_COOKIE_DELETE = "cookies.delete"
+OP_AUTH_SET = "auth.set"
+OP_AUTH_CLEAR = "auth.clear"
+OP_CONSOLE = "console"
+OP_ERRORS = "errors"
 
 OPERATIONS = (OP_PING, OP_STATUS, OP_BROWSERS, OP_CONNECT, OP_DISCONNECT,
               OP_TABS, OP_TAB, OP_OPEN, OP_CLOSE, OP_PROFILES, OP_PROFILE, OP_SNAPSHOT, OP_CLICK, OP_TYPE,
               OP_KEYBOARD, OP_PRESS, OP_HOVER, OP_SCROLL, OP_DROPDOWN, OP_SELECT, OP_EVAL,
               OP_FRAME, OP_READ, OP_SEARCH, OP_FIND, OP_LOCATE, OP_COMMANDS, OP_COMMAND, OP_CANCEL,
-              OP_WAIT, OP_DIALOGS, OP_DIALOG, OP_SCREENSHOT, OP_PDF, OP_DOWNLOADS, OP_DOWNLOAD, OP_UPLOAD)
+              OP_WAIT, OP_DIALOGS, OP_DIALOG, OP_SCREENSHOT, OP_PDF, OP_DOWNLOADS, OP_DOWNLOAD, OP_UPLOAD,
+              OP_NET, OP_NET_SHOW, OP_NET_CLEAR, OP_NET_RULE_ADD, OP_NET_RULES, OP_NET_RULE_REMOVE,
+              OP_COOKIES, OP_COOKIE_SET, OP_COOKIE_DELETE, OP_AUTH_SET, OP_AUTH_CLEAR, OP_CONSOLE, OP_ERRORS)
 # Operations that may change the browser or broker state: a CLI-side timeout is unknown_outcome.
 MUTATING = frozenset({OP_CONNECT, OP_DISCONNECT, OP_OPEN, OP_CLOSE, OP_PROFILES, OP_CLICK, OP_TYPE,
                       OP_KEYBOARD, OP_PRESS, OP_HOVER, OP_SCROLL, OP_SELECT, OP_EVAL, OP_DIALOG,
-                      OP_SCREENSHOT, OP_PDF, OP_DOWNLOAD, OP_UPLOAD})  # files: a file may have been written
+                      OP_SCREENSHOT, OP_PDF, OP_DOWNLOAD, OP_UPLOAD,  # files: a file may have been written
+                      OP_NET_SHOW,  # with --save it writes a file
+                      OP_NET_CLEAR, OP_NET_RULE_ADD, OP_NET_RULE_REMOVE, OP_COOKIE_SET, OP_COOKIE_DELETE,
+                      OP_AUTH_SET, OP_AUTH_CLEAR})
 
 
 def canonical_json(value):

@@ -419,6 +419,118 @@ class ReplySchema(Schema):
                 raise ValidationError(f"failure envelope lacks {missing}")
 
 
+class NetArgs(Schema):
+    class Meta:
+        unknown = RAISE
+
+    limit = fields.Integer(strict=True, validate=validate.Range(1, 500))
+    url = fields.String(validate=validate.Length(min=1, max=16384))
+    method = fields.String(validate=validate.Regexp(r"^[A-Za-z]{1,32}$"))
+    status = fields.String(validate=validate.Regexp(r"^(?:[1-5][xX][xX]|[1-5]\d\d)$"))
+    type = fields.String(validate=validate.Length(min=1, max=256))
+    after = fields.String(validate=validate.Regexp(r"^(?:req-)?\d{1,12}$"))
+
+
+class NetShowArgs(Schema):
+    class Meta:
+        unknown = RAISE
+
+    id = fields.String(required=True, validate=validate.Regexp(r"^(?:req-)?\d{1,12}$"))
+    reveal = fields.Boolean(truthy={True}, falsy={False})
+    save = fields.Boolean(truthy={True}, falsy={False})
+    outputDir = fields.String(validate=validate.Length(min=1, max=4096))
+    createOutputDir = fields.Boolean(truthy={True}, falsy={False})
+    file = fields.String(validate=validate.Length(min=1, max=4096))
+
+
+class HeaderSchema(Schema):
+    class Meta:
+        unknown = RAISE
+
+    name = fields.String(required=True, validate=validate.Regexp(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$"))
+    value = fields.String(required=True, validate=validate.Length(max=8192))
+
+
+class NetRuleArgs(Schema):
+    class Meta:
+        unknown = RAISE
+
+    type = fields.String(required=True, validate=validate.OneOf(("block", "mock", "headers")))
+    pattern = fields.String(required=True, validate=validate.Length(min=1, max=16384))
+    status = fields.Integer(strict=True, validate=validate.Range(100, 599))
+    body = fields.String(validate=validate.Length(max=1024 * 1024))
+    bodyBase64 = fields.String(validate=validate.Length(max=(1024 * 1024 * 4) // 3 + 8))
+    contentType = fields.String(validate=validate.Length(min=1, max=256))
+    headers = fields.List(fields.Nested(HeaderSchema), validate=validate.Length(min=1, max=64))
+
+    @validates_schema
+    def _by_type(self, data, **_):
+        if data["type"] == "headers" and not data.get("headers"):
+            raise ValidationError("a headers rule needs at least one header", "headers")
+        if data["type"] == "mock" and "body" not in data and "bodyBase64" not in data:
+            raise ValidationError("a mock rule needs --body or --file", "body")
+
+
+class NetRemoveArgs(Schema):
+    class Meta:
+        unknown = RAISE
+
+    ruleId = fields.String(validate=validate.Length(min=1, max=128))
+    all = fields.Boolean(truthy={True}, falsy={False})
+
+
+class CookiesArgs(Schema):
+    class Meta:
+        unknown = RAISE
+
+    domain = fields.String(validate=validate.Regexp(r"^\.?[A-Za-z0-9._-]{1,253}$"))
+    url = fields.String(validate=validate.Length(min=1, max=8192))
+    values = fields.Boolean(truthy={True}, falsy={False})
+
+
+class CookieSetArgs(Schema):
+    class Meta:
+        unknown = RAISE
+
+    name = fields.String(required=True, validate=validate.Length(min=1, max=4096))
+    value = fields.String(required=True, validate=validate.Length(max=4096))
+    url = fields.String(validate=validate.Length(min=1, max=8192))
+    domain = fields.String(validate=validate.Length(min=1, max=253))
+    path = fields.String(validate=validate.Length(min=1, max=1024))
+    secure = fields.Boolean(truthy={True}, falsy={False})
+    httpOnly = fields.Boolean(truthy={True}, falsy={False})
+    sameSite = fields.String(validate=validate.OneOf(("Strict", "Lax", "None")))
+    expires = fields.Integer(strict=True, validate=validate.Range(min=0))
+
+
+class CookieDeleteArgs(Schema):
+    class Meta:
+        unknown = RAISE
+
+    name = fields.String(validate=validate.Length(min=1, max=4096))
+    url = fields.String(validate=validate.Length(min=1, max=8192))
+    domain = fields.String(validate=validate.Length(min=1, max=253))
+    path = fields.String(validate=validate.Length(min=1, max=1024))
+    all = fields.Boolean(truthy={True}, falsy={False})
+
+
+class AuthArgs(Schema):
+    class Meta:
+        unknown = RAISE
+
+    username = fields.String(required=True, validate=validate.Length(min=1, max=1024))
+    password = fields.String(required=True, validate=validate.Length(max=4096))
+    origin = fields.String(validate=validate.Length(min=1, max=2048))
+
+
+class ConsoleArgs(Schema):
+    class Meta:
+        unknown = RAISE
+
+    limit = fields.Integer(strict=True, validate=validate.Range(1, 500))
+    level = fields.String(validate=validate.OneOf(("debug", "info", "warning", "error")))
+
+
 ARGS_SCHEMAS = {
     protocol.OP_PING: EmptyArgs(),
     protocol.OP_STATUS: EmptyArgs(),
@@ -457,6 +569,19 @@ ARGS_SCHEMAS = {
     protocol.OP_DOWNLOADS: EmptyArgs(),
     protocol.OP_DOWNLOAD: DownloadArgs(),
     protocol.OP_UPLOAD: UploadArgs(),
+    protocol.OP_NET: NetArgs(),
+    protocol.OP_NET_SHOW: NetShowArgs(),
+    protocol.OP_NET_CLEAR: EmptyArgs(),
+    protocol.OP_NET_RULE_ADD: NetRuleArgs(),
+    protocol.OP_NET_RULES: EmptyArgs(),
+    protocol.OP_NET_RULE_REMOVE: NetRemoveArgs(),
+    protocol.OP_COOKIES: CookiesArgs(),
+    protocol.OP_COOKIE_SET: CookieSetArgs(),
+    protocol.OP_COOKIE_DELETE: CookieDeleteArgs(),
+    protocol.OP_AUTH_SET: AuthArgs(),
+    protocol.OP_AUTH_CLEAR: EmptyArgs(),
+    protocol.OP_CONSOLE: ConsoleArgs(),
+    protocol.OP_ERRORS: ConsoleArgs(),
 }
 
 REQUEST = RequestSchema()

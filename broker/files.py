@@ -396,7 +396,14 @@ def upload(broker, agent, raw, session, args, deadline):
     else:
         target, object_id = _input_by_nth(session, args.get("nth", 1), timeout_s)
     store = artifacts.store(broker)
-    item = store.copy_file(agent, "upload", source, "application/octet-stream", name, refuse=upload_refused)
+    try:
+        item = store.copy_file(agent, "upload", source, "application/octet-stream", name, refuse=upload_refused)
+    except BaseException:
+        try:
+            target.send_nowait("Runtime.releaseObject", {"objectId": object_id})
+        except BPError:
+            pass
+        raise
     try:
         target.call("DOM.setFileInputFiles", {"files": [item.path], "objectId": object_id}, timeout_s=timeout_s)
     except BPError:

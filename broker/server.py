@@ -254,6 +254,9 @@ class Broker:
     def sweep(self):
         for agent in self.agents.expired():
             log.info("lease of an agent expired; releasing its state")
+            from broker import network
+
+            network.release_key(self, agent.key)  # its journals, rules and credentials
             self._pool.submit(self.release_agent_tabs, agent)
 
     def release_agent_tabs(self, agent):

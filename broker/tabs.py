@@ -131,6 +131,7 @@ class TabSession(FrameSessions):
         self.conn = conn
         self.raw_id = raw_id
         self.targets = targets
+        self.listeners = []  # callables(session, method, params) -> True to consume (broker/network.py)
         self._events = collections.deque(maxlen=EVENT_BUFFER)
         self._seq = 0
         self._cond = threading.Condition()
@@ -173,6 +174,9 @@ class TabSession(FrameSessions):
         return context
 
     def deliver(self, method, params):
+        for listener in self.listeners:
+            if listener(self, method, params):
+                return  # consumed (network, fetch, console events): kept out of the event buffer
         if method.startswith("Target."):
             self._child_event(method, params)
         elif method == "Page.frameNavigated":
@@ -416,5 +420,12 @@ def session_for(worker, browser):
         from broker import downloads
 
         downloads.on_session(browser, worker.session)  # download events, once per generation and profile
+        from broker import network
+
+        network.on_session(browser, worker.session)  # network journal; rules if the holder has some
+    else:
+        from broker import network
+
+        network.on_use(browser, worker.session)  # the holder may have changed since: rules follow it
     return worker.session
 

@@ -51,6 +51,11 @@ COMMANDS = {
     "downloads": ("cli.commands.files", "downloads"),
     "download": ("cli.commands.files", "download"),
     "upload": ("cli.commands.files", "upload"),
+    "net": ("cli.commands.net", "net"),
+    "cookies": ("cli.commands.browser_data", "cookies"),
+    "auth": ("cli.commands.browser_data", "auth"),
+    "console": ("cli.commands.browser_data", "console"),
+    "errors": ("cli.commands.browser_data", "errors"),
 }
 
 # Shown under every command's own --help: global options go before the command.

@@ -24,6 +24,9 @@ class PageServer:
             def do_GET(self):
                 server.handle(self)
 
+            def do_POST(self):
+                server.handle(self)
+
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.port = self.httpd.server_address[1]
@@ -61,6 +64,9 @@ class PageServer:
                 self.lock.notify_all()
                 together = self.lock.wait_for(lambda: self.arrived[group] >= n, timeout=20)
             title = "together" if together else "alone"
+        if parts.path in ("/echo-headers", "/auth", "/json", "/set-cookie", "/status"):
+            self.api(request, parts.path, query)
+            return
         if parts.path == "/attachment":  # a file download (Content-Disposition: attachment)
             data = query.get("content", "attachment body").encode()
             request.send_response(200)
@@ -84,6 +90,42 @@ class PageServer:
         request.send_response(200)
         request.send_header("Content-Type", "text/html; charset=utf-8")
         request.send_header("Content-Length", str(len(data)))
+        request.end_headers()
+        request.wfile.write(data)
+
+    def api(self, request, path, query):
+        """Small JSON routes: request headers echoed (and logged as ("headers", dict)), a Basic
+        auth challenge, a JSON body, a Set-Cookie, any status."""
+        import base64
+        import json
+
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        length = int(headers.get("content-length") or 0)
+        posted = request.rfile.read(length).decode(errors="replace") if length else None
+        status, extra, payload = 200, [], {"ok": True}
+        if path == "/echo-headers":
+            payload = {"headers": headers, "method": request.command, "body": posted}
+            with self.lock:
+                self.log.append((request.path, ("headers", headers), time.monotonic()))
+        elif path == "/auth":
+            expected = "Basic " + base64.b64encode(query.get("cred", "ada:s3cret-pw").encode()).decode()
+            if headers.get("authorization") == expected:
+                payload = {"user": query.get("cred", "ada:s3cret-pw").split(":")[0]}
+            else:
+                status, payload = 401, {"ok": False}
+                extra.append(("WWW-Authenticate", 'Basic realm="bp-test"'))
+        elif path == "/set-cookie":
+            extra.append(("Set-Cookie", f"{query.get('name', 'session')}={query.get('value', 'v1')}; Path=/"))
+        elif path == "/status":
+            status = int(query.get("code", "200"))
+        elif path == "/json":
+            payload = {"items": [1, 2, 3], "pad": "x" * int(query.get("pad", "0"))}
+        data = json.dumps(payload).encode()
+        request.send_response(status)
+        request.send_header("Content-Type", "application/json")
+        request.send_header("Content-Length", str(len(data)))
+        for name, value in extra:
+            request.send_header(name, value)
         request.end_headers()
         request.wfile.write(data)
 

@@ -106,6 +106,9 @@ def connect(broker, request):
     from broker import downloads
 
     downloads.tracker(broker)  # private storage (leftovers wiped) and download tracking, before any tab
+    from broker import network
+
+    network.hub(broker)  # network journal of the tabs attached from now on
     conn = broker.browser.connect(request.args.get("browser"), wait_s=max(0.05, request.remaining() - 0.25))
     agent = routing.agent_for(broker, request)
     result = {"browser": conn.candidate["product"], "browserId": conn.candidate["id"],
@@ -133,6 +136,9 @@ def disconnect(broker, request):
     from broker import artifacts
 
     artifacts.release_key(broker, request.client)  # its private copies and download tracking go
+    from broker import network
+
+    network.release_key(broker, request.client)  # its journals, rules and credentials go
     closed = broker.release_agent_tabs(agent) if agent else 0
     result = {"released": agent is not None, "closedTabs": closed, "brokerStopped": False}
     others = broker.agents.active_keys()

@@ -152,3 +152,20 @@ def test_browser_loss_mid_command_is_unknown_outcome_then_connect_recovers(home,
     finally:
         browser.stop()
         shutil.rmtree(browser.root, ignore_errors=True)
+
+
+def test_sigint_during_a_wait_and_during_a_slow_navigation(home, connected, pages):
+    bp(home, "open", pages.page(COUNTER), env=connected)
+    waiting = start(connected, "wait", "--text", "never-appears")
+    wait_for_command(home, connected, "accepted")
+    waiting.send_signal(signal.SIGINT)
+    out, _ = waiting.communicate(timeout=30)
+    assert waiting.returncode == 130
+    assert json.loads(out)["code"] == "command_cancelled", out
+    slow = start(connected, "open", pages.url("/slow?wait=8&group=sigint"))
+    running = wait_for_command(home, connected, "dispatched")  # the navigation was sent
+    slow.send_signal(signal.SIGINT)
+    out, _ = slow.communicate(timeout=30)
+    assert slow.returncode == 130
+    reply = json.loads(out)
+    assert reply["code"] == "unknown_outcome" and reply["context"]["commandId"] == running["id"], reply

@@ -158,3 +158,27 @@ def test_actions_never_move_the_users_focus(home, env_for, chromium, pages):
         assert result.rc == 0, (step, result)
         assert chromium.evaluate(user, probe)["result"]["result"]["value"] == ["visible", True], step
     chromium.close_tab(user)
+
+
+def test_hover_type_and_select_refuse_covered_disabled_and_hidden_targets(home, connected, pages, chromium):
+    body = ("<button id=h>Menu</button><input id=t aria-label=Name><select id=s aria-label=Pick>"
+            "<option>One</option><option>Two</option></select>")
+    observation = bp(home, "open", pages.page(body, title="guarded"), env=connected).json
+    raw = [t for t, i in chromium.pages().items() if i["title"] == "guarded"][0]
+    refs = {name: str(ref_of(observation, role, name)) for role, name in
+            (("button", "Menu"), ("textbox", "Name"), ("combobox", "Pick"))}
+    chromium.evaluate(raw, "const d=document.createElement('div');d.style='position:fixed;inset:0;z-index:9';"
+                           "document.body.append(d); 1")
+    for args in (("hover", refs["Menu"]), ("type", refs["Name"], "x"), ("select", refs["Pick"], "Two")):
+        result = bp(home, *args, env=connected)
+        assert result.code == "action_not_verified", (args, result)
+        assert result.json["context"]["reason"] == "obscured", (args, result.json)
+    chromium.evaluate(raw, "document.querySelector('div[style]').remove(); h.disabled = true;"
+                           "t.style.visibility = 'hidden'; s.disabled = true; 1")
+    for args, reason in ((("hover", refs["Menu"]), "disabled"), (("type", refs["Name"], "x"), "no_layout"),
+                         (("select", refs["Pick"], "Two"), "disabled")):
+        result = bp(home, *args, env=connected)
+        assert result.code == "action_not_verified", (args, result)
+        assert result.json["context"]["reason"] == reason, (args, result.json)
+    values = chromium.evaluate(raw, "[t.value, s.value]")["result"]["result"]["value"]
+    assert values == ["", "One"]  # nothing reached the page

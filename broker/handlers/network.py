@@ -1,0 +1,209 @@
+"""Network family: net (journal, show, rules), cookies, auth, console, errors
+(cli/commands/net.py, cli/commands/browser_data.py). Logic: broker/network.py."""
+
+import time
+
+from bp import outputs, protocol
+from bp.errors import BPError, invalid_argument
+from broker import network, routing
+from broker.registry import handler
+from broker.tabs import session_for
+
+
+def _hub(broker, request):
+    agent = routing.agent_for(broker, request)
+    return network.hub(broker), agent
+
+
+def _net(broker, request):
+    """Any `bp net …`: the key's tabs are journaled from now on."""
+    hub, agent = _hub(broker, request)
+    hub.want_network(agent)
+    return hub, agent
+
+
+@handler(protocol.OP_NET)
+def net_requests(broker, request):
+    hub, agent = _net(broker, request)
+    return network.list_requests(hub, agent, request.args)
+
+
+@handler(protocol.OP_NET_SHOW)
+def net_show(broker, request):
+    hub, agent = _net(broker, request)
+    args = request.args
+    if not args.get("save"):
+        return network.show(hub, agent, args, request.remaining())
+    data, mime, entry = network.body_bytes(hub, agent, args["id"], request.remaining())
+    path, size = outputs.export(args, f"response-{entry.seq}", [data])
+    return {"file": path, "mimeType": mime, "sizeBytes": size}
+
+
+@handler(protocol.OP_NET_CLEAR)
+def net_clear(broker, request):
+    hub, agent = _net(broker, request)
+    return network.clear(hub, agent)
+
+
+@handler(protocol.OP_NET_RULE_ADD)
+def net_rule_add(broker, request):
+    hub, agent = _net(broker, request)
+    return network.add_rule(hub, agent, request.args)
+
+
+@handler(protocol.OP_NET_RULES)
+def net_rules(broker, request):
+    hub, agent = _net(broker, request)
+    return network.list_rules(hub, agent)
+
+
+@handler(protocol.OP_NET_RULE_REMOVE)
+def net_rule_remove(broker, request):
+    if not request.args.get("all") and not request.args.get("ruleId"):
+        raise invalid_argument("ruleId", "Give a rule id (see 'bp net rules') or --all.")
+    hub, agent = _net(broker, request)
+    return network.remove_rules(hub, agent, request.args)
+
+
+@handler(protocol.OP_AUTH_SET)
+def auth_set(broker, request):
+    hub, agent = _hub(broker, request)
+    return network.set_auth(hub, agent, request.args)
+
+
+@handler(protocol.OP_AUTH_CLEAR)
+def auth_clear(broker, request):
+    hub, agent = _hub(broker, request)
+    return network.clear_auth(hub, agent)
+
+
+def _key_sessions(broker, agent):
+    popups = broker.browser.popups()
+    return [s for raw, s in broker.browser.workers.sessions()
+            if broker.agents.owner(raw, popups)[0] == agent.key]
+
+
+def _journal(broker, request, rows):
+    hub, agent = _hub(broker, request)
+    state = hub.state(agent)
+    state.runtime_wanted = True  # tabs of this key attached later enable Runtime too
+    for session in _key_sessions(broker, agent):
+        try:
+            network.enable_runtime(session)
+        except BPError:
+            pass  # a tab going away; its messages so far stay journaled
+    return rows(hub, agent, request.args)
+
+
+@handler(protocol.OP_CONSOLE)
+def console(broker, request):
+    return _journal(broker, request, network.console_rows)
+
+
+@handler(protocol.OP_ERRORS)
+def errors(broker, request):
+    return _journal(broker, request, network.error_rows)
+
+
+# --- cookies (the selected tab's browser context) ---------------------------------------------------
+
+def _on_tab(broker, request, fn):
+    agent = routing.agent_for(broker, request)
+    network.hub(broker)
+    raw = routing.selected_tab(broker, agent, request, create=False)
+    deadline = time.monotonic() + request.remaining()
+
+    def run(worker):
+        session = session_for(worker, broker.browser)
+        return fn(session, request.args, max(1.0, deadline - time.monotonic()))
+
+    return broker.browser.workers.run(raw, run, timeout_s=request.remaining())
+
+
+def _cookie_row(cookie, values):
+    row = {"name": str(cookie.get("name"))[:4096], "domain": cookie.get("domain"), "path": cookie.get("path"),
+           "httpOnly": bool(cookie.get("httpOnly")), "secure": bool(cookie.get("secure")),
+           "expires": cookie.get("expires") if not cookie.get("session") else -1}
+    if cookie.get("sameSite"):
+        row["sameSite"] = cookie["sameSite"]
+    value = str(cookie.get("value") or "")
+    if values:
+        row["value"] = value[:4096]
+    else:
+        row["valueLength"] = len(value)
+    return row
+
+
+def _domain_matches(cookie_domain, wanted):
+    cookie_domain = (cookie_domain or "").lower().lstrip(".")
+    wanted = wanted.lower().lstrip(".")
+    return cookie_domain == wanted or cookie_domain.endswith("." + wanted)
+
+
+def _all_cookies(session, timeout_s):
+    """Every cookie of the tab's browser context (the session's storage partition)."""
+    return session.call("Storage.getCookies", {}, timeout_s=min(10.0, timeout_s)).get("cookies") or []
+
+
+def _page_url(session):
+    return session.page_state()["url"]
+
+
+@handler(protocol.OP_COOKIES)
+def cookies(broker, request):
+    def run(session, args, timeout_s):
+        if args.get("domain"):
+            found = [c for c in _all_cookies(session, timeout_s) if _domain_matches(c.get("domain"), args["domain"])]
+            scope = {"domain": args["domain"].lower().lstrip(".")}
+        else:
+            url = args.get("url") or _page_url(session)
+            if not url.lower().startswith(("http:", "https:")):
+                raise invalid_argument("url", "Cookies are scoped to an http(s) URL: give --url or a domain.")
+            found = session.call("Network.getCookies", {"urls": [url]}, timeout_s=min(10.0, timeout_s)).get("cookies") or []
+            scope = {"url": url[:8192]}
+        rows = [_cookie_row(c, args.get("values")) for c in found[:1000]]
+        return {"cookies": rows, "scope": scope, "valuesIncluded": bool(args.get("values")),
+                "truncated": len(found) > 1000}
+
+    return _on_tab(broker, request, run)
+
+
+@handler(protocol.OP_COOKIE_SET)
+def cookie_set(broker, request):
+    def run(session, args, timeout_s):
+        params = {k: v for k, v in args.items() if k in ("name", "value", "url", "domain", "path", "secure",
+                                                          "httpOnly", "sameSite", "expires")}
+        if not params.get("url") and not params.get("domain"):
+            params["url"] = _page_url(session)
+            if not params["url"].lower().startswith(("http:", "https:")):
+                raise invalid_argument("url", "Give --url or --domain: the tab is not on an http(s) page.")
+        reply = session.call("Network.setCookie", params, timeout_s=min(10.0, timeout_s))
+        if reply.get("success") is False:
+            raise BPError("action_not_verified", "The browser refused the cookie (check name, domain, secure/URL).",
+                          context={"reason": "cookie_rejected"})
+        return {"cookie": {"name": args["name"], "domain": args.get("domain"), "url": params.get("url"),
+                           "path": args.get("path")}}
+
+    return _on_tab(broker, request, run)
+
+
+@handler(protocol.OP_COOKIE_DELETE)
+def cookie_delete(broker, request):
+    def run(session, args, timeout_s):
+        if args.get("all"):
+            if not args.get("domain"):
+                raise invalid_argument("domain", "Clearing cookies needs --domain (never the whole cookie jar).")
+            found = [c for c in _all_cookies(session, timeout_s) if _domain_matches(c.get("domain"), args["domain"])]
+            for c in found:
+                session.call("Network.deleteCookies", {"name": c["name"], "domain": c["domain"], "path": c["path"]},
+                             timeout_s=min(10.0, timeout_s))
+            return {"deleted": len(found)}
+        if not args.get("name"):
+            raise invalid_argument("name", "Give the cookie name.")
+        params = {k: v for k, v in args.items() if k in ("name", "url", "domain", "path")}
+        if not params.get("url") and not params.get("domain"):
+            params["url"] = _page_url(session)
+        session.call("Network.deleteCookies", params, timeout_s=min(10.0, timeout_s))
+        return {"name": args["name"]}
+
+    return _on_tab(broker, request, run)

@@ -1,0 +1,775 @@
+"""Per-Agent network journal and rules, HTTP auth answers, console and page-error journals.
+
+Everything here is attributed by tab: an event of a tab session counts for the Agent that holds
+the tab (managed, popup of a managed tab, or controlled user tab) at the moment it arrives;
+tabs nobody holds are not journaled and never intercepted. State lives in memory per key, is
+bounded, and goes with `bp disconnect` or the key's lease (a state whose Agent object is not the
+key's live Agent any more is ignored and dropped).
+
+Cost decisions (README "Decisions worth knowing"):
+- `Network.enable` is sent lazily, per key: the key's first `bp net …` command (any of them,
+  `bp net clear` included) enables it on every tab the key holds, and on tabs it holds later from
+  their first command on. Requests before that are not journaled. Measured on a 2-core box, a
+  burst of 300 parallel fetches took ~1.4 s without and ~2.2 s with Network enabled (broker and
+  janitor parse every event): too much to pay on every tab of every Agent that never asks.
+  Network events are consumed by a listener on the relay thread and never enter the tab's event
+  buffer, so they cannot push out lifecycle events.
+- `Fetch.enable` (pattern `*`, request stage) only on sessions of tabs held by a key that has
+  rules or HTTP credentials; `Fetch.disable` when the last goes. Every paused request is
+  answered at once on the relay thread (fail / fulfill / continue); any error continues it.
+- `Runtime.enable` (needed for console.* and uncaught exceptions) is sent lazily, on the first
+  `bp console` / `bp errors` for that tab: it is observable by pages. Chrome replays the
+  messages it kept for the current document when Runtime is enabled, so earlier messages of the
+  current document are not lost; messages of earlier documents are.
+
+Secrets: header values, bodies, cookies, credentials and console text never reach the log or
+an error message. In results, Cookie / Set-Cookie / Authorization / Proxy-Authorization and
+API-key headers are redacted unless asked for (`bp net show --reveal`).
+"""
+
+import base64
+import collections
+import logging
+import os
+import re
+import threading
+import time
+
+from bp.errors import BPError, invalid_argument
+
+log = logging.getLogger("broker.network")
+
+MAX_ENTRIES = 500  # per key
+MAX_URL = 16384
+MAX_HEADERS = 128
+MAX_HEADER_VALUE = 8192
+MAX_POST_STORED = 16 * 1024
+MAX_BODY = 64 * 1024
+MAX_POST_SHOWN = 64 * 1024
+MAX_RULES = 64
+MAX_MOCK_BODY = 1024 * 1024
+MAX_CONSOLE = 500
+MAX_ERRORS = 200
+MAX_TEXT = 4096
+MAX_AUTH_ATTEMPTS = 1
+REDACTED = "[redacted]"
+NETWORK_BUFFERS = {"maxTotalBufferSize": 16 * 1024 * 1024, "maxResourceBufferSize": 4 * 1024 * 1024}
+SENSITIVE_HEADERS = frozenset({"cookie", "set-cookie", "authorization", "proxy-authorization", "x-api-key",
+                               "api-key", "x-auth-token", "x-csrf-token", "x-xsrf-token"})
+LEVELS = ("debug", "info", "warning", "error")
+_LEVEL_OF = {"log": "info", "info": "info", "debug": "debug", "dir": "info", "dirxml": "info", "table": "info",
+             "trace": "debug", "clear": "info", "startGroup": "info", "startGroupCollapsed": "info",
+             "endGroup": "info", "assert": "error", "profile": "debug", "profileEnd": "debug", "count": "debug",
+             "timeEnd": "debug", "warning": "warning", "error": "error"}
+
+
+def glob_matcher(pattern):
+    """A case-insensitive full-match glob where only `*` is special (contract §1.3)."""
+    regex = ".*".join(re.escape(part) for part in pattern.split("*"))
+    return re.compile(regex, re.IGNORECASE | re.DOTALL).fullmatch
+
+
+def _now_ms():
+    return int(time.time() * 1000)
+
+
+def _headers(raw):
+    """CDP headers (object) -> bounded [{name, value}]."""
+    rows = []
+    for name, value in (raw or {}).items():
+        if len(rows) >= MAX_HEADERS:
+            break
+        for part in str(value).split("\n"):  # Chrome joins repeated headers with newlines
+            rows.append({"name": str(name)[:256], "value": part[:MAX_HEADER_VALUE]})
+    return rows
+
+
+def redact(rows, reveal):
+    if reveal:
+        return rows, []
+    out, redacted = [], []
+    for row in rows:
+        if row["name"].lower() in SENSITIVE_HEADERS:
+            out.append({"name": row["name"], "value": REDACTED})
+            if row["name"].lower() not in redacted:
+                redacted.append(row["name"].lower())
+        else:
+            out.append(row)
+    return out, redacted
+
+
+class Entry:
+    __slots__ = ("id", "seq", "session", "request_id", "method", "url", "type", "status", "status_text",
+                 "mime", "from_cache", "failed", "error", "started", "started_mono", "duration", "size",
+                 "request_headers", "response_headers", "post_data", "post_truncated", "has_post", "finished",
+                 "blocked_by")
+
+    def __init__(self, seq, session, request_id, request, resource_type):
+        self.seq = seq
+        self.id = f"req-{seq}"
+        self.session = session
+        self.request_id = request_id
+        self.method = str(request.get("method") or "GET")[:32]
+        self.url = str(request.get("url") or "")[:MAX_URL]
+        self.type = str(resource_type or "other").lower()[:32]
+        self.status = self.status_text = self.mime = self.error = self.duration = self.size = None
+        self.from_cache = self.failed = self.finished = False
+        self.started = _now_ms()
+        self.started_mono = time.monotonic()
+        self.request_headers = _headers(request.get("headers"))
+        self.response_headers = None
+        post = request.get("postData")
+        self.has_post = bool(request.get("hasPostData") or post)
+        self.post_data = post[:MAX_POST_STORED] if isinstance(post, str) else None
+        self.post_truncated = isinstance(post, str) and len(post) > MAX_POST_STORED
+        self.blocked_by = None
+
+    def response(self, response):
+        self.status = response.get("status")
+        self.status_text = str(response.get("statusText") or "")[:256]
+        self.mime = str(response.get("mimeType") or "")[:256] or None
+        self.from_cache = bool(response.get("fromDiskCache") or response.get("fromPrefetchCache")
+                               or response.get("fromServiceWorker"))
+        self.response_headers = _headers(response.get("headers"))
+
+    def done(self, size=None, error=None):
+        self.finished = True
+        self.duration = int((time.monotonic() - self.started_mono) * 1000)
+        if size is not None:
+            self.size = int(size)
+        if error is not None:
+            self.failed = True
+            self.error = str(error)[:256]
+
+    def row(self):
+        row = {"id": self.id, "method": self.method, "url": self.url, "type": self.type, "startedAt": self.started}
+        if self.status is not None:
+            row["status"] = self.status
+        if self.mime:
+            row["mimeType"] = self.mime
+        if self.size is not None:
+            row["size"] = self.size
+        if self.duration is not None:
+            row["durationMs"] = self.duration
+        if self.from_cache:
+            row["fromCache"] = True
+        if self.failed:
+            row["failed"] = True
+            row["errorText"] = self.error
+        return row
+
+
+class Rule:
+    def __init__(self, kind, pattern, status=None, body=None, content_type=None, headers=None):
+        self.id = "rule:" + os.urandom(8).hex()
+        self.kind = kind
+        self.pattern = pattern
+        self.match = glob_matcher(pattern)
+        self.status = status
+        self.body = body  # bytes (mock)
+        self.content_type = content_type
+        self.headers = headers or []
+        self.added = time.monotonic()
+
+    def row(self):
+        row = {"id": self.id, "type": self.kind, "pattern": self.pattern}
+        if self.kind == "mock":
+            row["status"] = self.status
+            row["bodySize"] = len(self.body)
+            if self.content_type:
+                row["contentType"] = self.content_type
+        if self.kind == "headers":
+            row["headers"] = [dict(h) for h in self.headers]
+        return row
+
+
+class KeyState:
+    def __init__(self, agent):
+        self.agent = agent
+        self.entries = collections.OrderedDict()  # id -> Entry, oldest first
+        self.by_request = {}  # (session id, CDP request id) -> Entry
+        self.seq = 0
+        self.dropped = 0
+        self.rules = []  # newest last
+        self.auth = None  # {"username", "password", "origin"?}
+        self.auth_attempts = {}  # Fetch request id -> attempts (bounded)
+        self.console = collections.deque(maxlen=MAX_CONSOLE)
+        self.errors = collections.deque(maxlen=MAX_ERRORS)
+        self.console_seq = 0
+        self.console_dropped = 0
+        self.errors_dropped = 0
+        self.runtime_wanted = False  # after the first `bp console` / `bp errors`
+        self.network_wanted = False  # after the first `bp net …`
+
+    def add(self, entry):
+        self.entries[entry.id] = entry
+        self.by_request[(entry.session.session_id, entry.request_id)] = entry
+        while len(self.entries) > MAX_ENTRIES:
+            _, old = self.entries.popitem(last=False)
+            self.dropped += 1
+            key = (old.session.session_id, old.request_id)
+            if self.by_request.get(key) is old:
+                del self.by_request[key]
+
+
+class Hub:
+    def __init__(self, broker):
+        self.broker = broker
+        self.lock = threading.RLock()
+        self.states = {}  # key -> KeyState
+
+    # --- state per key ---------------------------------------------------------------------------
+
+    def state(self, agent, create=True):
+        with self.lock:
+            found = self.states.get(agent.key)
+            if found is not None and found.agent is not agent:
+                found = None  # the key was released and came back: start clean
+                del self.states[agent.key]
+            if found is None and create:
+                found = self.states[agent.key] = KeyState(agent)
+            return found
+
+    def release_key(self, key):
+        with self.lock:
+            gone = self.states.pop(key, None)
+        if gone is not None and (gone.rules or gone.auth):
+            self.sync_all()
+
+    def _owner_state(self, session):
+        """The KeyState of the live Agent holding this session's tab, or None."""
+        broker = self.broker
+        try:
+            key, _ = broker.agents.owner(session.raw_id, broker.browser.popups())
+        except Exception:
+            return None
+        if not key:
+            return None
+        agent = broker.agents.get(key)
+        with self.lock:
+            found = self.states.get(key)
+        if found is None or agent is None or found.agent is not agent:
+            return None
+        return found
+
+    # --- sessions --------------------------------------------------------------------------------
+
+    def attach(self, session):
+        """On the tab's worker, right after a session is attached."""
+        session.fetch_state = None
+        session.runtime_enabled = False
+        session.network_enabled = False
+        session.listeners.append(self.listener)
+        self.sync(session)
+
+    def sync(self, session):
+        """Fetch interception on this session exactly while its holder has rules or credentials."""
+        state = self._owner_state(session)
+        if state is not None and state.network_wanted and not getattr(session, "network_enabled", True):
+            session.network_enabled = True
+            self._send(session, "Network.enable", NETWORK_BUFFERS)
+        if state is not None and state.runtime_wanted and not getattr(session, "runtime_enabled", True):
+            session.runtime_enabled = True
+            self._send(session, "Runtime.enable", None)
+        want = None
+        if state is not None and (state.rules or state.auth):
+            want = ("on", bool(state.auth))
+        if getattr(session, "fetch_state", None) == want or not session.alive:
+            return
+        session.fetch_state = want
+        try:
+            if want is None:
+                session.send_nowait("Fetch.disable")
+            else:
+                session.send_nowait("Fetch.enable", {"patterns": [{"urlPattern": "*", "requestStage": "Request"}],
+                                                     "handleAuthRequests": want[1]})
+        except BPError:
+            session.fetch_state = None
+
+    def want_network(self, agent):
+        """The key's first `bp net …`: journal its tabs from now on (Network.enable on each; the
+        sends are ordered before any later command on those sessions)."""
+        state = self.state(agent)
+        if not state.network_wanted:
+            state.network_wanted = True
+            self.sync_all()
+        return state
+
+    def sync_all(self):
+        for _, session in self.broker.browser.workers.sessions():
+            if hasattr(session, "fetch_state"):
+                self.sync(session)
+
+    # --- events (janitor-relay thread: bookkeeping and fire-and-forget sends only) ---------------
+
+    def listener(self, session, method, params):
+        """True when the event is consumed here (it then stays out of the tab's event buffer)."""
+        domain = method.split(".", 1)[0]
+        if domain not in ("Network", "Fetch", "Runtime"):
+            return False
+        if method in ("Runtime.executionContextCreated", "Runtime.executionContextDestroyed",
+                      "Runtime.executionContextsCleared"):
+            return False  # others may wait for these
+        try:
+            if domain == "Fetch":
+                self._fetch(session, method, params)
+            elif domain == "Network":
+                self._network(session, method, params)
+            else:
+                self._runtime(session, method, params)
+        except Exception:
+            log.exception("network event handling failed (%s)", method)
+            if method == "Fetch.requestPaused":
+                self._send(session, "Fetch.continueRequest", {"requestId": params.get("requestId")})
+            elif method == "Fetch.authRequired":
+                self._send(session, "Fetch.continueWithAuth", {"requestId": params.get("requestId"),
+                                                               "authChallengeResponse": {"response": "Default"}})
+        return True
+
+    @staticmethod
+    def _send(session, method, params):
+        try:
+            session.send_nowait(method, params)
+        except BPError:
+            pass
+
+    def _network(self, session, method, params):
+        if method not in ("Network.requestWillBeSent", "Network.responseReceived", "Network.loadingFinished",
+                          "Network.loadingFailed", "Network.requestWillBeSentExtraInfo",
+                          "Network.responseReceivedExtraInfo"):
+            return
+        state = self._owner_state(session)
+        if state is None:
+            return
+        request_id = params.get("requestId")
+        with self.lock:
+            entry = state.by_request.get((session.session_id, request_id))
+            if method == "Network.requestWillBeSent":
+                if entry is not None and params.get("redirectResponse"):
+                    entry.response(params["redirectResponse"])
+                    entry.done()
+                state.seq += 1
+                state.add(Entry(state.seq, session, request_id, params.get("request") or {}, params.get("type")))
+            elif entry is None:
+                return
+            elif method == "Network.requestWillBeSentExtraInfo":
+                headers = _headers(params.get("headers"))
+                if headers:
+                    entry.request_headers = headers  # the headers actually sent (Cookie included)
+            elif method == "Network.responseReceivedExtraInfo":
+                headers = _headers(params.get("headers"))
+                if headers:
+                    entry.response_headers = headers  # Set-Cookie included
+                    if entry.status is None:
+                        entry.status = params.get("statusCode")
+            elif method == "Network.responseReceived":
+                extra = entry.response_headers
+                entry.response(params.get("response") or {})
+                if extra and len(extra) >= len(entry.response_headers or []):
+                    entry.response_headers = extra
+                if params.get("type"):
+                    entry.type = str(params["type"]).lower()[:32]
+            elif method == "Network.loadingFinished":
+                entry.done(size=params.get("encodedDataLength"))
+            elif method == "Network.loadingFailed":
+                entry.done(error=params.get("blockedReason") or params.get("errorText") or "failed")
+
+    def _fetch(self, session, method, params):
+        request_id = params.get("requestId")
+        state = self._owner_state(session)
+        if method == "Fetch.authRequired":
+            self._auth(session, state, params)
+            return
+        if method != "Fetch.requestPaused":
+            return
+        if params.get("responseStatusCode") is not None or params.get("responseErrorReason"):
+            self._send(session, "Fetch.continueRequest", {"requestId": request_id})
+            return
+        request = params.get("request") or {}
+        url = str(request.get("url") or "")
+        rules = list(state.rules) if state is not None else []
+        rule = choose(rules, url)
+        if rule is None:
+            self._send(session, "Fetch.continueRequest", {"requestId": request_id})
+        elif rule.kind == "block":
+            self._send(session, "Fetch.failRequest", {"requestId": request_id, "errorReason": "BlockedByClient"})
+        elif rule.kind == "mock":
+            headers = [{"name": "Content-Type", "value": rule.content_type or "text/plain; charset=utf-8"},
+                       {"name": "Content-Length", "value": str(len(rule.body))},
+                       {"name": "Access-Control-Allow-Origin", "value": "*"}]
+            self._send(session, "Fetch.fulfillRequest", {"requestId": request_id, "responseCode": rule.status,
+                                                         "responseHeaders": headers,
+                                                         "body": base64.b64encode(rule.body).decode("ascii")})
+        else:
+            merged = {}
+            for name, value in (request.get("headers") or {}).items():
+                merged[name.lower()] = (name, str(value))
+            for r in sorted([r for r in rules if r.kind == "headers" and r.match(url)], key=lambda r: r.added):
+                for h in r.headers:  # later rules override earlier ones for the same name
+                    merged[h["name"].lower()] = (h["name"], h["value"])
+            self._send(session, "Fetch.continueRequest", {"requestId": request_id, "headers": [
+                {"name": n, "value": v} for n, v in merged.values()]})
+
+    def _auth(self, session, state, params):
+        request_id = params.get("requestId")
+        challenge = params.get("authChallenge") or {}
+        answer = {"response": "Default"}
+        creds = state.auth if state is not None else None
+        if creds is not None and (not creds.get("origin") or
+                                  str(challenge.get("origin") or "").lower().rstrip("/") == creds["origin"]):
+            with self.lock:
+                tries = state.auth_attempts.get(request_id, 0)
+                if len(state.auth_attempts) > 1024:
+                    state.auth_attempts.clear()
+                state.auth_attempts[request_id] = tries + 1
+            if tries < MAX_AUTH_ATTEMPTS:
+                answer = {"response": "ProvideCredentials", "username": creds["username"],
+                          "password": creds["password"]}
+            else:
+                answer = {"response": "CancelAuth"}  # wrong credentials: the page gets its 401
+        self._send(session, "Fetch.continueWithAuth", {"requestId": request_id, "authChallengeResponse": answer})
+
+    def _runtime(self, session, method, params):
+        if method not in ("Runtime.consoleAPICalled", "Runtime.exceptionThrown"):
+            return
+        state = self._owner_state(session)
+        if state is None:
+            return
+        url = ""
+        try:
+            url = (self.broker.browser.targets.info(session.raw_id) or {}).get("url") or ""
+        except Exception:
+            pass
+        with self.lock:
+            if method == "Runtime.consoleAPICalled":
+                kind = params.get("type") or "log"
+                text = " ".join(_remote_text(a) for a in (params.get("args") or [])[:32])
+                state.console_seq += 1
+                if len(state.console) == state.console.maxlen:
+                    state.console_dropped += 1
+                state.console.append({"id": f"console-{state.console_seq}", "level": _LEVEL_OF.get(kind, "info"),
+                                      "type": kind[:32], "text": text[:MAX_TEXT], "truncated": len(text) > MAX_TEXT,
+                                      "url": url[:MAX_URL], "timestamp": int(params.get("timestamp") or _now_ms())})
+            else:
+                details = params.get("exceptionDetails") or {}
+                exc = details.get("exception") or {}
+                text = str(exc.get("description") or details.get("text") or "Uncaught exception")
+                state.console_seq += 1
+                if len(state.errors) == state.errors.maxlen:
+                    state.errors_dropped += 1
+                row = {"id": f"error-{state.console_seq}", "message": text[:MAX_TEXT], "truncated": len(text) > MAX_TEXT,
+                       "url": str(details.get("url") or url)[:MAX_URL],
+                       "timestamp": int(params.get("timestamp") or _now_ms())}
+                if details.get("lineNumber") is not None:
+                    row["line"] = details["lineNumber"] + 1
+                    row["column"] = (details.get("columnNumber") or 0) + 1
+                state.errors.append(row)
+
+
+def _remote_text(arg):
+    if "value" in arg:
+        value = arg["value"]
+        return value if isinstance(value, str) else str(value).lower() if isinstance(value, bool) else str(value)
+    if arg.get("unserializableValue"):
+        return str(arg["unserializableValue"])
+    return str(arg.get("description") or arg.get("type") or "")
+
+
+def choose(rules, url):
+    """Deterministic precedence: block > mock > headers; within a kind the most recently added
+    rule wins (headers rules all apply, later ones overriding the same header)."""
+    for kind in ("block", "mock", "headers"):
+        for rule in reversed(rules):
+            if rule.kind == kind and rule.match(url):
+                return rule
+    return None
+
+
+_lock = threading.Lock()
+
+
+def hub(broker):
+    found = getattr(broker, "network_hub", None)
+    if found is None:
+        with _lock:
+            found = getattr(broker, "network_hub", None)
+            if found is None:
+                found = broker.network_hub = Hub(broker)
+                broker.browser.network_hub = found
+    return found
+
+
+def on_session(browser, session):
+    """Hook from broker.tabs.session_for (on the tab's worker, once per attached session)."""
+    found = getattr(browser, "network_hub", None)
+    if found is not None:
+        try:
+            found.attach(session)
+        except Exception:
+            log.exception("network setup of a tab failed")
+
+
+def on_use(browser, session):
+    """Hook from broker.tabs.session_for on every later use: a session attached before the hub
+    existed is set up now; otherwise interception follows the tab's current holder."""
+    found = getattr(browser, "network_hub", None)
+    if found is None:
+        return
+    if not hasattr(session, "fetch_state"):
+        on_session(browser, session)
+    else:
+        found.sync(session)
+
+
+def release_key(broker, key):
+    found = getattr(broker, "network_hub", None)
+    if found is not None:
+        found.release_key(key)
+
+
+# --- commands (request threads) ------------------------------------------------------------------
+
+STATUS_RE = re.compile(r"^([1-5])xx$|^(\d{3})$", re.I)
+
+
+def list_requests(hub_, agent, args):
+    state = hub_.state(agent)
+    limit = args.get("limit", 20)
+    url_match = glob_matcher(args["url"]) if args.get("url") else None
+    method = (args.get("method") or "").upper() or None
+    types = {t.strip().lower() for t in args["type"].split(",") if t.strip()} if args.get("type") else None
+    status = args.get("status")
+    status_class = status_exact = None
+    if status:
+        m = STATUS_RE.match(status)
+        if not m:
+            raise invalid_argument("status", "Give a status like 200, 4xx or 5xx.")
+        status_class, status_exact = (int(m.group(1)), None) if m.group(1) else (None, int(m.group(2)))
+    after = None
+    if args.get("after"):
+        after = _seq_of(args["after"], "after")
+    with hub_.lock:
+        rows = []
+        for entry in state.entries.values():
+            if after is not None and entry.seq <= after:
+                continue
+            if url_match and not url_match(entry.url):
+                continue
+            if method and entry.method != method:
+                continue
+            if types and entry.type not in types:
+                continue
+            if status_exact is not None and entry.status != status_exact:
+                continue
+            if status_class is not None and (entry.status is None or entry.status // 100 != status_class):
+                continue
+            rows.append(entry.row())
+    truncated = len(rows) > limit
+    if truncated:
+        rows = rows[:limit] if after is not None else rows[-limit:]
+    result = {"requests": rows, "total": len(rows), "truncated": truncated,
+              "nextCursor": rows[-1]["id"] if rows else (args.get("after") or None)}
+    if state.dropped:
+        result["dropped"] = state.dropped
+    return result
+
+
+def _seq_of(value, field):
+    m = re.match(r"^(?:req-)?(\d{1,12})$", str(value))
+    if not m:
+        raise invalid_argument(field, "Give a request id like req-12.")
+    return int(m.group(1))
+
+
+def find_entry(hub_, agent, request_id):
+    state = hub_.state(agent)
+    seq = _seq_of(request_id, "id")
+    with hub_.lock:
+        entry = state.entries.get(f"req-{seq}")
+    if entry is None:
+        raise invalid_argument("id", "No such request in this Agent's journal (see 'bp net').")
+    return entry
+
+
+def body_of(entry, timeout_s):
+    """(bytes or text, base64?) of the response body, or (None, reason)."""
+    if not entry.session.alive:
+        return None, "tab_gone"
+    try:
+        reply = entry.session.call("Network.getResponseBody", {"requestId": entry.request_id},
+                                   timeout_s=min(10.0, timeout_s))
+    except BPError:
+        return None, "unavailable"
+    return reply.get("body") or "", bool(reply.get("base64Encoded"))
+
+
+def show(hub_, agent, args, timeout_s):
+    entry = find_entry(hub_, agent, args["id"])
+    reveal = bool(args.get("reveal"))
+    request_headers, redacted = redact(entry.request_headers, reveal)
+    result = {"id": entry.id, "method": entry.method, "url": entry.url, "type": entry.type,
+              "startedAt": entry.started, "requestHeaders": request_headers, "postDataTruncated": False}
+    post = entry.post_data
+    if entry.has_post and (post is None or entry.post_truncated) and entry.session.alive:
+        try:
+            post = entry.session.call("Network.getRequestPostData", {"requestId": entry.request_id},
+                                      timeout_s=min(5.0, timeout_s)).get("postData")
+        except BPError:
+            pass
+    if post is not None:
+        result["postData"] = post[:MAX_POST_SHOWN]
+        result["postDataTruncated"] = len(post) > MAX_POST_SHOWN or (entry.post_truncated and post is entry.post_data)
+    for name, value in (("status", entry.status), ("statusText", entry.status_text), ("mimeType", entry.mime),
+                        ("size", entry.size), ("durationMs", entry.duration)):
+        if value is not None and value != "":
+            result[name] = value
+    if entry.response_headers is not None:
+        result["responseHeaders"], more = redact(entry.response_headers, reveal)
+        redacted += [n for n in more if n not in redacted]
+    if entry.failed:
+        result["error"] = entry.error
+    if entry.from_cache:
+        result["fromCache"] = True
+    result["redactedHeaders"] = redacted
+    body, encoded = (None, None)
+    if entry.finished and not entry.failed and entry.status is not None:
+        body, encoded = body_of(entry, timeout_s)
+    result["bodyAvailable"] = body is not None
+    if body is not None:
+        result["bodyEncoding"] = "base64" if encoded else "text"
+        result["responseBody"] = body[:MAX_BODY]
+        result["responseBodyTruncated"] = len(body) > MAX_BODY
+    return result
+
+
+def body_bytes(hub_, agent, request_id, timeout_s):
+    entry = find_entry(hub_, agent, request_id)
+    body, encoded = (None, None)
+    if entry.finished and not entry.failed:
+        body, encoded = body_of(entry, timeout_s)
+    if body is None:
+        raise BPError("action_not_verified", "The response body is not available (not finished, failed, "
+                      "evicted by the browser, or the tab is gone).", context={"reason": "no_body", "id": entry.id})
+    data = base64.b64decode(body) if encoded else body.encode("utf-8")
+    return data, entry.mime or "application/octet-stream", entry
+
+
+def clear(hub_, agent):
+    state = hub_.state(agent)
+    with hub_.lock:
+        state.entries.clear()
+        state.by_request.clear()
+        state.dropped = 0
+    return {}
+
+
+def add_rule(hub_, agent, args):
+    state = hub_.state(agent)
+    kind, pattern = args["type"], args["pattern"]
+    if kind == "mock":
+        if "bodyBase64" in args:
+            try:
+                body = base64.b64decode(args["bodyBase64"], validate=True)
+            except ValueError:
+                raise invalid_argument("file", "The mock body is not valid base64.") from None
+        else:
+            body = (args.get("body") or "").encode("utf-8")
+        if len(body) > MAX_MOCK_BODY:
+            raise invalid_argument("body", f"A mock body is at most {MAX_MOCK_BODY} bytes.")
+        rule = Rule("mock", pattern, status=args.get("status", 200), body=body,
+                    content_type=args.get("contentType"))
+    elif kind == "headers":
+        rule = Rule("headers", pattern, headers=[{"name": h["name"], "value": h["value"]} for h in args["headers"]])
+    else:
+        rule = Rule("block", pattern)
+    with hub_.lock:
+        if len(state.rules) >= MAX_RULES:
+            raise BPError("result_too_large", f"Too many network rules (limit {MAX_RULES}).", retryable=True,
+                          context={"limit": "rules", "max": MAX_RULES})
+        state.rules.append(rule)
+    hub_.sync_all()
+    return {"rule": rule.row()}
+
+
+def list_rules(hub_, agent):
+    state = hub_.state(agent)
+    with hub_.lock:
+        return {"rules": [r.row() for r in reversed(state.rules)]}  # precedence order within a kind
+
+
+def remove_rules(hub_, agent, args):
+    state = hub_.state(agent)
+    with hub_.lock:
+        if args.get("all"):
+            removed = len(state.rules)
+            state.rules = []
+        else:
+            wanted = args["ruleId"]
+            if not wanted.startswith("rule:"):
+                wanted = "rule:" + wanted
+            keep = [r for r in state.rules if r.id != wanted]
+            if len(keep) == len(state.rules):
+                raise invalid_argument("ruleId", "No such rule (see 'bp net rules').")
+            removed, state.rules = 1, keep
+    hub_.sync_all()
+    return {"removed": removed}
+
+
+def set_auth(hub_, agent, args):
+    state = hub_.state(agent)
+    origin = args.get("origin")
+    if origin:
+        origin = origin.lower().rstrip("/")
+        if not re.match(r"^https?://[^/\s]+$", origin):
+            raise invalid_argument("origin", "Give an origin like https://example.com (scheme, host, port).")
+    with hub_.lock:
+        state.auth = {"username": args["username"], "password": args["password"]}
+        if origin:
+            state.auth["origin"] = origin
+        state.auth_attempts.clear()
+    hub_.sync_all()
+    return {"origin": origin} if origin else {}
+
+
+def clear_auth(hub_, agent):
+    state = hub_.state(agent)
+    with hub_.lock:
+        had, state.auth = state.auth is not None, None
+    hub_.sync_all()
+    return {"cleared": had}
+
+
+def enable_runtime(session):
+    """Lazily, on a tab worker: console and exception events for this tab from now on (Chrome
+    replays what it kept for the current document)."""
+    if getattr(session, "runtime_enabled", True):
+        return
+    session.call("Runtime.enable", timeout_s=10.0)
+    session.runtime_enabled = True
+
+
+def console_rows(hub_, agent, args):
+    state = hub_.state(agent)
+    limit = args.get("limit", 50)
+    level = args.get("level")
+    floor = LEVELS.index(level) if level else 0
+    with hub_.lock:
+        rows = [dict(r) for r in state.console if LEVELS.index(r["level"]) >= floor]
+        dropped = state.console_dropped
+    truncated = len(rows) > limit
+    result = {"messages": rows[-limit:], "total": len(rows), "truncated": truncated}
+    if dropped:
+        result["dropped"] = dropped
+    return result
+
+
+def error_rows(hub_, agent, args):
+    state = hub_.state(agent)
+    limit = args.get("limit", 50)
+    with hub_.lock:
+        rows = [dict(r) for r in state.errors]
+        dropped = state.errors_dropped
+    result = {"errors": rows[-limit:], "total": len(rows), "truncated": len(rows) > limit}
+    if dropped:
+        result["dropped"] = dropped
+    return result
