@@ -1,58 +1,50 @@
 """Controls that only a JavaScript listener makes clickable (`addEventListener('click', …)` on a
 plain div, no role, no tabindex, no pointer cursor): invisible to the accessibility tree and to
 an in-page walker. Chrome knows them: one `DOMDebugger.getEventListeners` over the document
-(pierce, whole subtree) lists the nodes with pointer listeners. The new ones are handed to
-Browser Pilot's isolated world (a WeakSet the walker reads), at most MAX_NEW per observation;
-known nodes are remembered per document, so a page costs this once, plus one listing call
-per observation (~5-20 ms on 1,000-5,000 element pages).
+(pierce, whole subtree) lists the nodes with pointer listeners. New ones are handed to Browser
+Pilot's isolated world by position (broker/observe.py `node_paths`: never as objects), at most
+MAX_NEW per observation, into a WeakSet the walker reads; known nodes are remembered per
+document, so a page costs this once, plus one listing call per observation.
 """
 
 from bp.errors import BPError
+from broker.observe import FROM_PATH, PROBE_WORLD, call_in_world, node_paths
 
 POINTER_TYPES = frozenset({"click", "mousedown", "mouseup", "pointerdown", "pointerup", "touchstart", "dblclick"})
 MAX_NEW = 64
 GROUP = "browser-pilot-listeners"
-MARK = ("function (...els) { const s = (globalThis.__browserPilot = globalThis.__browserPilot || {});"
-        " s.listeners = s.listeners || new WeakSet();"
-        " for (const e of els) if (e && e.nodeType === 1) s.listeners.add(e); return els.length; }")
+MARK = ("function (opts) { const fromPath = " + FROM_PATH + ";"
+        " const s = (globalThis.__browserPilot = globalThis.__browserPilot || {});"
+        " s.listeners = s.listeners || new WeakSet(); let n = 0;"
+        " for (const p of opts.paths) { const el = p ? fromPath(p) : null; if (el) { s.listeners.add(el); n++; } }"
+        " return n; }")
 
 
 def mark(session, context_id, known):
     """Mark listener-only candidates in the world `context_id`; `known` is this document's set
-    of already-marked backend node ids (updated in place). Best effort: any failure leaves the
+    of already-seen backend node ids (updated in place). Best effort: any failure leaves the
     observation as it would be without listener facts."""
     try:
-        reply = session.call("Runtime.evaluate", {"expression": "document", "contextId": context_id,
+        # Listed from the probe world's document: inspecting listeners through Browser Pilot's
+        # own world would leave it with duplicate wrappers (see observe.node_paths).
+        probe = session.probe_world(PROBE_WORLD)
+        reply = session.call("Runtime.evaluate", {"expression": "document", "contextId": probe,
                                                   "objectGroup": GROUP}, timeout_s=5.0)
         document = (reply.get("result") or {}).get("objectId")
         if not document:
             return 0
         listeners = session.call("DOMDebugger.getEventListeners", {"objectId": document, "depth": -1, "pierce": True},
                                  timeout_s=5.0).get("listeners") or []
+        session.send_nowait("Runtime.releaseObjectGroup", {"objectGroup": GROUP})
         fresh = []
         for listener in listeners:
             node = listener.get("backendNodeId")
             if listener.get("type") in POINTER_TYPES and node and node not in known:
                 known.add(node)
                 fresh.append(node)
-        objects = []
-        for node in fresh[:MAX_NEW]:
-            try:
-                resolved = session.call("DOM.resolveNode", {"backendNodeId": node, "executionContextId": context_id,
-                                                            "objectGroup": GROUP}, timeout_s=5.0)
-            except BPError:
-                continue  # e.g. a node of another frame's document
-            object_id = (resolved.get("object") or {}).get("objectId")
-            if object_id:
-                objects.append(object_id)
-        if objects:
-            session.call("Runtime.callFunctionOn", {"functionDeclaration": MARK, "objectId": objects[0],
-                                                    "arguments": [{"objectId": o} for o in objects]}, timeout_s=5.0)
-        return len(objects)
+        paths = [p for p in node_paths(session, fresh[:MAX_NEW]) if p is not None]
+        if not paths:
+            return 0
+        return call_in_world(session, context_id, MARK, {"paths": paths}, 5.0) or 0
     except BPError:
         return 0
-    finally:
-        try:
-            session.send_nowait("Runtime.releaseObjectGroup", {"objectGroup": GROUP})
-        except BPError:
-            pass

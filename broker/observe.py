@@ -120,36 +120,90 @@ def _mark_listeners(session, context_id):
     (broker/listeners.py); remembered per document (= per world context)."""
     from broker import listeners
 
+    document = (context_id, getattr(session, "loader", None))  # context ids are per renderer
     known = getattr(session, "listener_nodes", None)
-    if known is None or known[0] != context_id:
-        known = session.listener_nodes = (context_id, set())
+    if known is None or known[0] != document:
+        known = session.listener_nodes = (document, set())
     listeners.mark(session, context_id, known[1])
 
 
-SLOT_OF = "function (key) { const s = (globalThis.__browserPilot || {})[key]; return s && s.frames ? s.frames.indexOf(this) : -1; }"
+# Elements Chrome names by backend node id (frame owners, listener targets) reach Browser
+# Pilot's world as *positions*, never as objects: DOM.resolveNode into an isolated world can
+# leave that world with two wrappers for one node (seen with Chromium 156 after several
+# navigations in a tab), after which `===`, elementFromPoint and the walker's handles disagree.
+# So nodes are resolved into a separate probe world, their paths below the document computed
+# there with isSameNode (identity of the node, not of its wrapper), and followed again in
+# Browser Pilot's world.
+PATH_OF = """function (...nodes) {
+  const index = (parent, n) => { const kids = parent.children; for (let i = 0; i < kids.length; i++) if (kids[i].isSameNode(n)) return i; return -1; };
+  return nodes.map((node) => {
+    const steps = [];
+    for (let n = node; n && !n.isSameNode(n.ownerDocument.documentElement); ) {
+      const parent = n.parentNode;
+      if (!parent || parent.nodeType === 9) return null;
+      const i = index(parent, n);
+      if (i < 0) return null;
+      steps.push(i);
+      if (parent.nodeType === 11) { if (!parent.host) return null; steps.push(-1); n = parent.host; } else n = parent;
+    }
+    return node && node.nodeType === 1 && node.ownerDocument === document ? steps.reverse() : null;
+  });
+}"""
+FROM_PATH = """function (steps) {
+  let cur = document.documentElement;
+  for (const step of steps || []) { if (!cur) return null; cur = step === -1 ? cur.shadowRoot : cur.children[step]; }
+  return steps ? cur || null : null;
+}"""
+PROBE_WORLD = "browser-pilot-probe"
+
+
+def node_paths(session, backend_ids):
+    """[path or None] of these backend nodes of the session's document (see above)."""
+    if not backend_ids:
+        return []
+    probe = session.probe_world(PROBE_WORLD)
+    objects = []
+    for backend_id in backend_ids:
+        try:
+            node = session.call("DOM.resolveNode", {"backendNodeId": backend_id, "executionContextId": probe,
+                                                    "objectGroup": PROBE_WORLD}, timeout_s=5.0)
+            objects.append((node.get("object") or {}).get("objectId"))
+        except BPError:
+            objects.append(None)  # gone, or in another frame's document
+    found = [o for o in objects if o]
+    if not found:
+        return [None] * len(backend_ids)
+    reply = session.call("Runtime.callFunctionOn", {"functionDeclaration": PATH_OF, "objectId": found[0],
+                                                    "arguments": [{"objectId": o} for o in found],
+                                                    "returnByValue": True}, timeout_s=5.0)
+    session.send_nowait("Runtime.releaseObjectGroup", {"objectGroup": PROBE_WORLD})
+    paths = iter((reply.get("result") or {}).get("value") or [])
+    return [next(paths, None) if o else None for o in objects]
+
+
+SLOTS_OF = ("function (opts) { const fromPath = " + FROM_PATH + "; const s = (globalThis.__browserPilot || {})[opts.key];"
+            " return opts.paths.map((p) => s && s.frames && p ? s.frames.indexOf(fromPath(p)) : -1); }")
 
 
 def _frame_slots(world, key):
     """slot -> FrameSession for the out-of-process iframes the walker met in this world: asks
     Chrome which element owns each attached child frame and where the walker stored it."""
-    slots = {}
+    children, owners = [], []
     for child in world.session.live_children():
         try:
             owner = world.session.call("DOM.getFrameOwner", {"frameId": child.frame_id}, timeout_s=5.0)
-            node = world.session.call("DOM.resolveNode", {"backendNodeId": owner["backendNodeId"],
-                                                          "executionContextId": world.context_id,
-                                                          "objectGroup": "browser-pilot"}, timeout_s=5.0)
-            reply = world.session.call("Runtime.callFunctionOn", {
-                "functionDeclaration": SLOT_OF, "objectId": node["object"]["objectId"],
-                "arguments": [{"value": key}], "returnByValue": True}, timeout_s=5.0)
         except BPError:
             continue  # the frame went away meanwhile: it is simply not observed
-        slot = (reply.get("result") or {}).get("value")
-        if isinstance(slot, int) and slot >= 0:
-            slots[slot] = child
-    if slots:
-        world.session.send_nowait("Runtime.releaseObjectGroup", {"objectGroup": "browser-pilot"})
-    return slots
+        children.append(child)
+        owners.append(owner["backendNodeId"])
+    if not children:
+        return {}
+    try:
+        paths = node_paths(world.session, owners)
+        found = call_in_world(world.session, world.context_id, SLOTS_OF, {"key": key, "paths": paths}, 5.0)
+    except BPError:
+        return {}
+    return {slot: child for slot, child in zip(found or [], children) if isinstance(slot, int) and slot >= 0}
 
 
 def _same_process_world(world, key, slot):

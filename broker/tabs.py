@@ -60,6 +60,9 @@ class FrameSessions:
             child.parent_frame_id = info.get("parentFrameId")  # the frame whose document embeds it
             self.children[child.session_id] = child
             self.targets.sessions[child.session_id] = child
+            hook = getattr(self.targets, "on_frame_session", None)
+            if hook is not None:
+                hook(child)  # network rules and journal follow into the frame's process
             try:
                 # Nested OOPIFs (a third site inside the second) attach under the child.
                 self.conn.send_nowait("Target.setAutoAttach", AUTO_ATTACH, session_id=child.session_id)
@@ -93,6 +96,9 @@ class FrameSession(FrameSessions):
         self.alive = True
         self._world = None
         self._init_children()
+        # Network/Fetch/console hooks of the tab (broker/network.py): shared with the tab's session.
+        self.listeners = parent.listeners
+        self.tab_raw_id = getattr(parent, "tab_raw_id", None) or parent.raw_id
 
     def call(self, method, params=None, timeout_s=30.0, abort=None):
         if not self.alive:
@@ -103,6 +109,9 @@ class FrameSession(FrameSessions):
         self.conn.send_nowait(method, params, session_id=self.session_id)
 
     def deliver(self, method, params):
+        for listener in self.listeners:
+            if listener(self, method, params):
+                return
         if method.startswith("Target."):
             self._child_event(method, params)
 
@@ -122,6 +131,16 @@ class FrameSession(FrameSessions):
 
     def forget_world(self):
         self._world = None
+
+    def probe_world(self, name):
+        """A second isolated world of this frame's document (see TabSession.probe_world); made
+        again whenever Browser Pilot's own world had to be."""
+        probe = getattr(self, "_probe", None)
+        if probe is None or probe[0] != self._world:
+            reply = self.call("Page.createIsolatedWorld", {"frameId": self.frame_id, "worldName": name,
+                                                           "grantUniveralAccess": False})
+            probe = self._probe = (self._world, reply["executionContextId"])
+        return probe[1]
 
 
 class TabSession(FrameSessions):
@@ -236,6 +255,16 @@ class TabSession(FrameSessions):
     def forget_world(self):
         self._world = None
         self._frame_worlds = {}
+
+    def probe_world(self, name):
+        """A second isolated world of the current main document, for resolving Chrome's node ids
+        (broker/observe.py node_paths) without touching Browser Pilot's own world."""
+        probe = getattr(self, "_probe", None)
+        if probe is None or probe[0] != self.loader:
+            reply = self.call("Page.createIsolatedWorld", {"frameId": self.frame_id, "worldName": name,
+                                                           "grantUniveralAccess": False})
+            probe = self._probe = (self.loader, reply["executionContextId"])
+        return probe[1]
 
     def frame_world(self, frame_id, name):
         """Execution context of Browser Pilot's isolated world in a subframe rendered by this
