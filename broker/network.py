@@ -10,17 +10,24 @@ Cost decisions (README "Decisions worth knowing"):
 - `Network.enable` is sent lazily, per key: the key's first `bp net …` command (any of them,
   `bp net clear` included) enables it on every tab the key holds, and on tabs it holds later from
   their first command on. Requests before that are not journaled. Measured on a 2-core box, a
-  burst of 300 parallel fetches took ~1.4 s without and ~2.2 s with Network enabled (broker and
-  janitor parse every event): too much to pay on every tab of every Agent that never asks.
+  burst of 300 parallel fetches took a median ~1.3-1.4 s without and ~2.0-2.4 s with Network
+  enabled (broker and janitor parse every event): too much to pay on every tab of every Agent that never asks.
   Network events are consumed by a listener on the relay thread and never enter the tab's event
   buffer, so they cannot push out lifecycle events.
 - `Fetch.enable` (pattern `*`, request stage) only on sessions of tabs held by a key that has
   rules or HTTP credentials; `Fetch.disable` when the last goes. Every paused request is
   answered at once on the relay thread (fail / fulfill / continue); any error continues it.
-- `Runtime.enable` (needed for console.* and uncaught exceptions) is sent lazily, on the first
-  `bp console` / `bp errors` for that tab: it is observable by pages. Chrome replays the
-  messages it kept for the current document when Runtime is enabled, so earlier messages of the
-  current document are not lost; messages of earlier documents are.
+- `Runtime.enable` (needed for console.* and uncaught exceptions) is sent lazily, per key like
+  Network: from its first `bp console` / `bp errors` on, on every tab it holds (it is observable
+  by pages). Chrome replays the messages it kept for the current document when Runtime is
+  enabled, so earlier messages of the current document are not lost; those of earlier
+  documents are.
+
+Out-of-process iframes of a tab share its listeners, journal and rules from the moment their
+session attaches (broker/tabs.py calls `targets.on_frame_session`); `Fetch.enable` is sent
+again 0.3 s later and on the tab's next command, since the first one does not survive the
+frame's commit: requests of the frame's first moments may escape rules. Service workers' own
+requests are not covered.
 
 Secrets: header values, bodies, cookies, credentials and console text never reach the log or
 an error message. In results, Cookie / Set-Cookie / Authorization / Proxy-Authorization and
@@ -52,6 +59,7 @@ MAX_CONSOLE = 500
 MAX_ERRORS = 200
 MAX_TEXT = 4096
 MAX_AUTH_ATTEMPTS = 1
+FRAME_REFRESH_S = 0.3
 REDACTED = "[redacted]"
 NETWORK_BUFFERS = {"maxTotalBufferSize": 16 * 1024 * 1024, "maxResourceBufferSize": 4 * 1024 * 1024}
 SENSITIVE_HEADERS = frozenset({"cookie", "set-cookie", "authorization", "proxy-authorization", "x-api-key",
@@ -240,7 +248,8 @@ class Hub:
         """The KeyState of the live Agent holding this session's tab, or None."""
         broker = self.broker
         try:
-            key, _ = broker.agents.owner(session.raw_id, broker.browser.popups())
+            raw = getattr(session, "tab_raw_id", None) or session.raw_id
+            key, _ = broker.agents.owner(raw, broker.browser.popups())
         except Exception:
             return None
         if not key:
@@ -260,7 +269,28 @@ class Hub:
         session.runtime_enabled = False
         session.network_enabled = False
         session.listeners.append(self.listener)
+        session.targets.on_frame_session = self.frame_attached
         self.sync(session)
+
+    def frame_attached(self, child):
+        """An out-of-process iframe of a tab attached (relay thread): same journal and rules as
+        its tab. Its requests before this moment are not seen."""
+        child.fetch_state = None
+        child.runtime_enabled = child.network_enabled = False
+        child.fetch_refreshed = False
+        self.sync(child)
+        # Measured: a Fetch.enable sent as the frame attaches does not survive the frame's first
+        # commit (Network.enable does). Send it again shortly after, and on the tab's next command.
+        timer = threading.Timer(FRAME_REFRESH_S, self.refresh_frame, (child,))
+        timer.daemon = True
+        timer.start()
+
+    def refresh_frame(self, child):
+        if child.alive and not child.fetch_refreshed:
+            child.fetch_refreshed = True
+            if child.fetch_state is not None:
+                child.fetch_state = "refresh"  # differs from any wanted state: sent again
+            self.sync(child)
 
     def sync(self, session):
         """Fetch interception on this session exactly while its holder has rules or credentials."""
@@ -286,6 +316,15 @@ class Hub:
         except BPError:
             session.fetch_state = None
 
+    def sync_tree(self, session):
+        """sync for the tab's session and the out-of-process iframes under it."""
+        self.sync(session)
+        for child in session.live_children():
+            if hasattr(child, "fetch_state"):
+                if not child.fetch_refreshed:
+                    self.refresh_frame(child)
+                self.sync_tree(child)
+
     def want_network(self, agent):
         """The key's first `bp net …`: journal its tabs from now on (Network.enable on each; the
         sends are ordered before any later command on those sessions)."""
@@ -298,7 +337,7 @@ class Hub:
     def sync_all(self):
         for _, session in self.broker.browser.workers.sessions():
             if hasattr(session, "fetch_state"):
-                self.sync(session)
+                self.sync_tree(session)
 
     # --- events (janitor-relay thread: bookkeeping and fire-and-forget sends only) ---------------
 
@@ -307,9 +346,8 @@ class Hub:
         domain = method.split(".", 1)[0]
         if domain not in ("Network", "Fetch", "Runtime"):
             return False
-        if method in ("Runtime.executionContextCreated", "Runtime.executionContextDestroyed",
-                      "Runtime.executionContextsCleared"):
-            return False  # others may wait for these
+        if domain == "Runtime" and method not in ("Runtime.consoleAPICalled", "Runtime.exceptionThrown"):
+            return False  # others may wait for these (execution contexts)
         try:
             if domain == "Fetch":
                 self._fetch(session, method, params)
@@ -437,7 +475,8 @@ class Hub:
             return
         url = ""
         try:
-            url = (self.broker.browser.targets.info(session.raw_id) or {}).get("url") or ""
+            raw = getattr(session, "tab_raw_id", None) or session.raw_id
+            url = (self.broker.browser.targets.info(raw) or {}).get("url") or ""
         except Exception:
             pass
         with self.lock:
@@ -517,8 +556,11 @@ def on_use(browser, session):
         return
     if not hasattr(session, "fetch_state"):
         on_session(browser, session)
-    else:
-        found.sync(session)
+        return
+    try:
+        found.sync_tree(session)
+    except Exception:  # never let bookkeeping break the tab's command
+        log.exception("network sync of a tab failed")
 
 
 def release_key(broker, key):

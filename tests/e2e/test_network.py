@@ -107,6 +107,14 @@ def test_journal_show_rules_and_isolation(home, connected, pages):
     assert headers["headers"] == [{"name": "X-Test", "value": "yes"}]
     assert [r["id"] for r in ok(home, connected, "net", "rules")["rules"]] == [headers["id"], mock["id"], block["id"]]
     assert fetch_outcome(home, connected, "/json") == "failed:TypeError"
+    # Rules follow into a cross-site (out-of-process) iframe of the tab.
+    inner = pages.page("<p>inner</p>", site="a")
+    ok(home, connected, "open", pages.page(f"<iframe src='{inner}'></iframe>"))
+    ok(home, connected, "frame", "1")
+    assert fetch_outcome(home, connected, "/json") == "failed:TypeError"
+    in_frame = ok(home, connected, "net", "--url", pages.url("/json", site="a"))["requests"]
+    assert [(r["type"], r.get("failed")) for r in in_frame] == [("fetch", True)], in_frame
+    ok(home, connected, "frame", "0")
     ok(home, connected, "net", "remove", block["id"])
     assert fetch_outcome(home, connected, "/json", "r.status + ':' + r.statusText") .startswith("201")
     assert fetch_outcome(home, connected, "/json") == "mocked-body"
