@@ -34,13 +34,15 @@ def input_point(session, answer):
     return session, answer["x"], answer["y"]
 
 
-def settle(session, since, deadline):
+def settle(session, since, deadline, loader_before=None):
     """After input: if it started a main-frame navigation, wait until the new document is
     interactive. Returns "navigation" when the main document changed, None otherwise.
+    `loader_before` is the main-frame loader before the input (a fast navigation may already
+    have replaced it by the time this runs).
 
     One round trip through the tab's renderer orders us after every event the input caused, so
     no fixed sleep is needed to notice a navigation."""
-    loader_before = session.loader
+    loader_before = session.loader if loader_before is None else loader_before
     if not session.dialog_open():
         session.call("Runtime.evaluate", {"expression": "0", "returnByValue": True},
                      timeout_s=max(0.1, deadline - time.monotonic()), abort=session.dialog_open)
@@ -58,8 +60,8 @@ def settle(session, since, deadline):
     if done is None and session.loader == loader_before:
         return None  # a started load that did not replace the document (e.g. a download)
     if done is None:
-        raise BPError("unknown_outcome", "The click started a navigation that did not become interactive in time.",
-                      context={"action": "click", "reason": "navigation_stalled"})
+        raise BPError("unknown_outcome", "The input started a navigation that did not become interactive in time.",
+                      context={"reason": "navigation_stalled"})
     return "navigation"
 
 
@@ -78,7 +80,7 @@ def click(broker, agent, raw, session, args, deadline):
     loader_before = session.loader
     since = session.mark()
     _mouse(session, x, y, button, count, target)  # dispatched: from here on, failures are unknown_outcome
-    navigated = settle(session, since, deadline)
+    navigated = settle(session, since, deadline, loader_before)
     effects = []
     if navigated or session.loader != loader_before:
         effects.append("navigation")
@@ -223,7 +225,7 @@ def type_text(broker, agent, raw, session, args, deadline):
         check("submit")
         key_event(session, "Enter", "Enter", 13, text="\r", target=target)
         dispatched.append("submit")
-    navigated = settle(session, since, deadline)
+    navigated = settle(session, since, deadline, pin.loader)
     evidence = {"action": "type", "kind": editable["kind"], "sensitive": editable["sensitive"],
                 "beforeLength": editable["beforeLength"]}
     if navigated or session.dialog_open():
@@ -236,7 +238,7 @@ def type_text(broker, agent, raw, session, args, deadline):
         readback = None
     if readback is None and (submit or session.loader != pin.loader):
         # A form submitted by Enter navigates a task later than the round trip settle() used.
-        if settle(session, since, deadline) or session.loader != pin.loader:
+        if session.loader != pin.loader or settle(session, since, deadline, pin.loader):
             evidence.update({"status": "unavailable", "reason": "navigation"})
             return evidence
     if readback is None:
@@ -264,7 +266,7 @@ def hover(broker, agent, raw, session, args, deadline):
     loader, since = session.loader, session.mark()
     target.call("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y},
                 timeout_s=max(0.1, min(HOVER_ACK_S, deadline - time.monotonic())), abort=session.dialog_open)
-    navigated = settle(session, since, deadline)
+    navigated = settle(session, since, deadline, loader)
     effects = []
     if navigated or session.loader != loader:
         effects.append("navigation")

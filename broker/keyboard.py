@@ -52,8 +52,9 @@ def keyboard(broker, agent, raw, session, args, deadline):
                       context={"field": "delay"})
     if args.get("click"):
         x, y = _click_selector(broker, agent, session, args["click"])
+        loader, since = session.loader, session.mark()
         _mouse(session, x, y, "left", 1)
-        settle(session, session.mark(), deadline)
+        settle(session, since, deadline, loader)
     pinned = _focus(broker, agent, session, {"mode": "pin"})
     pin = Pin(session, "keyboard", lambda: _focus(broker, agent, session, {"mode": "check"}).get("same"))
     if args.get("click"):
@@ -78,7 +79,7 @@ def keyboard(broker, agent, raw, session, args, deadline):
         pin.check("submit")
         key_event(session, "Enter", "Enter", 13, text="\r")
         pin.dispatched.append("submit")
-    navigated = settle(session, pin.since, deadline)
+    navigated = settle(session, pin.since, deadline, pin.loader)
     if navigated or session.dialog_open():
         evidence.update({"status": "unavailable", "reason": "navigation" if navigated else "dialog_opened"})
         return evidence
@@ -87,7 +88,7 @@ def keyboard(broker, agent, raw, session, args, deadline):
     except BPError:
         readback = None
     if readback is None and (submit or session.loader != pin.loader):
-        if settle(session, pin.since, deadline) or session.loader != pin.loader:
+        if session.loader != pin.loader or settle(session, pin.since, deadline, pin.loader):
             evidence.update({"status": "unavailable", "reason": "navigation"})
             return evidence
     if readback is None:
@@ -123,7 +124,7 @@ def press(broker, agent, raw, session, args, deadline):
         mask &= ~bit
         session.call("Input.dispatchKeyEvent", {"type": "keyUp", "key": key, "code": code,
                                                 "windowsVirtualKeyCode": vk, "modifiers": mask})
-    navigated = settle(session, since, deadline)
+    navigated = settle(session, since, deadline, loader)
     effects = []
     if navigated or session.loader != loader:
         effects.append("navigation")
