@@ -1,0 +1,29 @@
+"""Command modules, one per family. What several of them share lives here."""
+
+import click
+
+from cli import client, signals
+
+
+def call_long(op, args):
+    """One long-running broker call for the current command (SIGINT/SIGTERM cancel it)."""
+    signals.install()
+    return client.call(click.get_current_context().obj, op, args, long_running=True)
+
+
+class ListingGroup(click.Group):
+    """A group whose bare form lists (`bp net`, `bp cookies DOMAIN`): arguments that are not a
+    subcommand go to the hidden `list` subcommand, whose options are shown as the group's own."""
+
+    def parse_args(self, ctx, args):
+        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h")):
+            args = ["list", *args]
+        return super().parse_args(ctx, args)
+
+    def list_commands(self, ctx):
+        return [name for name in self.commands if name != "list"]
+
+    def format_options(self, ctx, formatter):
+        lister = self.commands["list"]
+        lister.format_options(click.Context(lister, info_name=ctx.info_name, parent=ctx), formatter)
+        self.format_commands(ctx, formatter)

@@ -10,33 +10,10 @@ import click
 
 from bp import protocol
 from bp.errors import invalid_argument
-from cli import client, signals
+from cli.commands import ListingGroup, call_long
 from cli.output import escape, finish
 
 MAX_PASSWORD = 4096
-
-
-def _call(op, args):
-    signals.install()
-    return client.call(click.get_current_context().obj, op, args, long_running=True)
-
-
-class CookiesGroup(click.Group):
-    """`bp cookies [DOMAIN] [options]` lists (the hidden `list` subcommand)."""
-
-    def parse_args(self, ctx, args):
-        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h")):
-            args = ["list", *args]
-        return super().parse_args(ctx, args)
-
-    def list_commands(self, ctx):
-        return [name for name in self.commands if name != "list"]
-
-    def format_options(self, ctx, formatter):
-        # The listing's own options are this command's options too.
-        lister = self.commands["list"]
-        lister.format_options(click.Context(lister, info_name=ctx.info_name, parent=ctx), formatter)
-        self.format_commands(ctx, formatter)
 
 
 def _render_cookies(r):
@@ -48,7 +25,7 @@ def _render_cookies(r):
                      f"{' httpOnly' if c['httpOnly'] else ''}{' secure' if c['secure'] else ''}" for c in rows)
 
 
-@click.group(cls=CookiesGroup)
+@click.group(cls=ListingGroup)
 def cookies():
     """Cookies of the selected tab's profile.
 
@@ -76,7 +53,7 @@ def list_cookies(domain, url, values):
         args["url"] = url
     if values:
         args["values"] = True
-    finish(_call(protocol.OP_COOKIES, args), _render_cookies)
+    finish(call_long(protocol.OP_COOKIES, args), _render_cookies)
 
 
 def _scope(args, url, domain, path):
@@ -116,7 +93,7 @@ def set_cookie(pair, url, domain, path, secure, http_only, same_site, expires):
         args["sameSite"] = same_site
     if expires is not None:
         args["expires"] = expires
-    finish(_call(protocol.OP_COOKIE_SET, args), lambda r: f"cookie {escape(r['cookie']['name'])} set")
+    finish(call_long(protocol.OP_COOKIE_SET, args), lambda r: f"cookie {escape(r['cookie']['name'])} set")
 
 
 @cookies.command("delete")
@@ -130,7 +107,7 @@ def delete_cookie(name, url, domain, path):
     \b
     Example:  bp cookies delete theme --url https://example.com/
     """
-    finish(_call(protocol.OP_COOKIE_DELETE, _scope({"name": name}, url, domain, path)),
+    finish(call_long(protocol.OP_COOKIE_DELETE, _scope({"name": name}, url, domain, path)),
            lambda r: f"cookie {escape(r['name'])} deleted")
 
 
@@ -143,7 +120,7 @@ def clear_cookies(domain):
     \b
     Example:  bp cookies clear --domain example.com
     """
-    finish(_call(protocol.OP_COOKIE_DELETE, {"all": True, "domain": domain}), lambda r: f"{r['deleted']} deleted")
+    finish(call_long(protocol.OP_COOKIE_DELETE, {"all": True, "domain": domain}), lambda r: f"{r['deleted']} deleted")
 
 
 @click.command()
@@ -164,7 +141,7 @@ def auth(username, password, origin, clear_):
     if clear_ or username is None:
         if username is not None or origin:
             raise click.UsageError("--clear takes no credentials.")
-        finish(_call(protocol.OP_AUTH_CLEAR, {}), lambda r: "credentials cleared")
+        finish(call_long(protocol.OP_AUTH_CLEAR, {}), lambda r: "credentials cleared")
     if password is None:
         raise invalid_argument("password", "Give the password (or '-' to read it from stdin).")
     if password == "-":
@@ -176,7 +153,7 @@ def auth(username, password, origin, clear_):
     args = {"username": username, "password": password}
     if origin:
         args["origin"] = origin
-    finish(_call(protocol.OP_AUTH_SET, args), lambda r: "credentials set")
+    finish(call_long(protocol.OP_AUTH_SET, args), lambda r: "credentials set")
 
 
 @click.command()
@@ -194,7 +171,7 @@ def console(limit, level):
     args = {"limit": limit}
     if level:
         args["level"] = level
-    finish(_call(protocol.OP_CONSOLE, args), lambda r: "\n".join(
+    finish(call_long(protocol.OP_CONSOLE, args), lambda r: "\n".join(
         f"[{m['level']}] {escape(m['text'])}" for m in r["messages"]) or "(no messages)")
 
 
@@ -206,5 +183,5 @@ def errors(limit):
     \b
     Example:  bp errors
     """
-    finish(_call(protocol.OP_ERRORS, {"limit": limit}), lambda r: "\n".join(
+    finish(call_long(protocol.OP_ERRORS, {"limit": limit}), lambda r: "\n".join(
         f"{escape(e['message'])} ({escape(e.get('url', ''))}:{e.get('line', '?')})" for e in r["errors"]) or "(no errors)")

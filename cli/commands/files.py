@@ -14,7 +14,8 @@ import click
 
 from bp import outputs, protocol
 from bp.errors import invalid_argument
-from cli import client, render, signals
+from cli import client, render
+from cli.commands import call_long
 from cli.output import escape, finish
 
 REFS_RE = re.compile(r"^\d{1,5}(,\d{1,5})*$")
@@ -30,11 +31,6 @@ def file_result(r):
     if "annotationCount" in r:
         line += f", {r['annotationCount']} refs annotated"
     return line + ")"
-
-
-def _call(op, args):
-    signals.install()
-    return client.call(click.get_current_context().obj, op, args, long_running=True)
 
 
 @click.command()
@@ -76,7 +72,7 @@ def screenshot(file, full, selector, annotate):
         args["selector"] = selector
     if annotate is not None:
         args["annotate"] = refs
-    finish(_call(protocol.OP_SCREENSHOT, args), file_result)
+    finish(call_long(protocol.OP_SCREENSHOT, args), file_result)
 
 
 @click.command()
@@ -94,7 +90,7 @@ def pdf(file, landscape):
     args = outputs.request_args(file)
     if landscape:
         args["landscape"] = True
-    finish(_call(protocol.OP_PDF, args), file_result)
+    finish(call_long(protocol.OP_PDF, args), file_result)
 
 
 def _downloads_view(r):
@@ -142,7 +138,7 @@ def download(selector, file):
         raise invalid_argument("selector", "Give an index from 'bp downloads' or a download id (download-…).")
     args = outputs.request_args(file)
     args["selector"] = value
-    finish(_call(protocol.OP_DOWNLOAD, args), file_result)
+    finish(call_long(protocol.OP_DOWNLOAD, args), file_result)
 
 
 def _upload_source(path):
@@ -193,4 +189,4 @@ def upload(filepath, ref, nth, limit):
         args["ref"] = ref
     elif nth is not None:
         args["nth"] = nth
-    finish(_call(protocol.OP_UPLOAD, args), render.observation)
+    finish(call_long(protocol.OP_UPLOAD, args), render.observation)

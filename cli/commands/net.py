@@ -14,34 +14,11 @@ import click
 
 from bp import outputs, protocol
 from bp.errors import invalid_argument
-from cli import client, signals
+from cli.commands import ListingGroup, call_long
 from cli.output import escape, finish
 
 MOCK_FILE_MAX = 1024 * 1024
 HEADER_RE = re.compile(r"^\s*([!#$%&'*+.^_`|~0-9A-Za-z-]{1,256})\s*:\s?(.*)$", re.S)
-
-
-def _call(op, args):
-    signals.install()
-    return client.call(click.get_current_context().obj, op, args, long_running=True)
-
-
-class NetGroup(click.Group):
-    """`bp net [options]` lists the journal (the hidden `list` subcommand)."""
-
-    def parse_args(self, ctx, args):
-        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h")):
-            args = ["list", *args]
-        return super().parse_args(ctx, args)
-
-    def list_commands(self, ctx):
-        return [name for name in self.commands if name != "list"]
-
-    def format_options(self, ctx, formatter):
-        # The listing's own options are this command's options too.
-        lister = self.commands["list"]
-        lister.format_options(click.Context(lister, info_name=ctx.info_name, parent=ctx), formatter)
-        self.format_commands(ctx, formatter)
 
 
 def _render_requests(r):
@@ -58,7 +35,7 @@ def _render_requests(r):
     return "\n".join(lines)
 
 
-@click.group(cls=NetGroup, invoke_without_command=False)
+@click.group(cls=ListingGroup, invoke_without_command=False)
 def net():
     """The network journal of this Agent's tabs and request rules (block, mock, add headers).
 
@@ -92,7 +69,7 @@ def list_requests(limit, url_glob, method, status, types, after):
     for name, value in (("url", url_glob), ("method", method), ("status", status), ("type", types), ("after", after)):
         if value is not None:
             args[name] = value
-    finish(_call(protocol.OP_NET, args), _render_requests)
+    finish(call_long(protocol.OP_NET, args), _render_requests)
 
 
 def _render_show(r):
@@ -134,8 +111,8 @@ def show(request_id, reveal, save):
         args["save"] = True
         from cli.commands.files import file_result
 
-        finish(_call(protocol.OP_NET_SHOW, args), file_result)
-    finish(_call(protocol.OP_NET_SHOW, args), _render_show)
+        finish(call_long(protocol.OP_NET_SHOW, args), file_result)
+    finish(call_long(protocol.OP_NET_SHOW, args), _render_show)
 
 
 def _render_rule(r):
@@ -151,7 +128,7 @@ def block(pattern):
     \b
     Example:  bp net block '*://*.doubleclick.net/*'
     """
-    finish(_call(protocol.OP_NET_RULE_ADD, {"type": "block", "pattern": pattern}), _render_rule)
+    finish(call_long(protocol.OP_NET_RULE_ADD, {"type": "block", "pattern": pattern}), _render_rule)
 
 
 def _read_mock_file(path):
@@ -191,7 +168,7 @@ def mock(pattern, body, file_path, status, content_type):
         args["bodyBase64"] = base64.b64encode(_read_mock_file(file_path)).decode("ascii")
     if content_type:
         args["contentType"] = content_type
-    finish(_call(protocol.OP_NET_RULE_ADD, args), _render_rule)
+    finish(call_long(protocol.OP_NET_RULE_ADD, args), _render_rule)
 
 
 @net.command("headers")
@@ -209,14 +186,14 @@ def headers(pattern, header):
         if not m:
             raise invalid_argument("header", "Give each header as 'Name: value'.")
         rows.append({"name": m.group(1), "value": m.group(2).strip()})
-    finish(_call(protocol.OP_NET_RULE_ADD, {"type": "headers", "pattern": pattern, "headers": rows}), _render_rule)
+    finish(call_long(protocol.OP_NET_RULE_ADD, {"type": "headers", "pattern": pattern, "headers": rows}), _render_rule)
 
 
 @net.command("rules")
 def rules():
     """List this Agent's rules. Precedence: block, then mock, then headers; within a kind the
     most recently added rule first (as listed)."""
-    finish(_call(protocol.OP_NET_RULES, {}),
+    finish(call_long(protocol.OP_NET_RULES, {}),
            lambda r: "\n".join(f"{x['id']} {x['type']} {escape(x['pattern'])}" for x in r["rules"]) or "(no rules)")
 
 
@@ -228,10 +205,10 @@ def remove(rule_id, remove_all):
     if bool(rule_id) == bool(remove_all):
         raise invalid_argument("ruleId", "Give a rule id or --all.")
     args = {"all": True} if remove_all else {"ruleId": rule_id}
-    finish(_call(protocol.OP_NET_RULE_REMOVE, args), lambda r: f"removed {r['removed']}")
+    finish(call_long(protocol.OP_NET_RULE_REMOVE, args), lambda r: f"removed {r['removed']}")
 
 
 @net.command("clear")
 def clear():
     """Empty this Agent's request journal (rules stay)."""
-    finish(_call(protocol.OP_NET_CLEAR, {}), lambda r: "journal cleared")
+    finish(call_long(protocol.OP_NET_CLEAR, {}), lambda r: "journal cleared")
