@@ -344,7 +344,7 @@ def _input_by_ref(broker, agent, raw, session, ref, timeout_s):
     if found.get("disabled"):
         raise BPError("action_not_verified", "The file input is disabled.", retryable=True,
                       context={"field": "ref", "reason": "disabled"})
-    _, world, _ = observe._check(broker, agent, raw, session, ref)  # the world that holds the element
+    _, world, _ = observe.check_ref(broker, agent, raw, session, ref)  # the world that holds the element
     object_id = _object(world.session, world.context_id, TAKE_INPUT, timeout_s)
     if object_id is None:
         raise observe.stale("document_replaced")

@@ -455,7 +455,7 @@ def stale(reason, message="The ref is stale: the page changed since the snapshot
     return BPError("stale_ref", message, context={"field": "ref", "reason": reason})
 
 
-def _check(broker, agent, raw, session, ref):
+def check_ref(broker, agent, raw, session, ref):
     """The ref's (World, index) in the Agent's latest observation of this tab, or stale_ref."""
     obs = agent.observations.get(raw)
     if obs is None:
@@ -515,7 +515,7 @@ def resolve(broker, agent, raw, session, ref, mode="act", **extra):
     answer (top-level viewport coordinates and state) or raises stale_ref / action_not_verified.
     Never rebinds. Inside out-of-process iframes the hit points are mapped up through every
     embedding document, each of which must show the frame there."""
-    obs, world, index = _check(broker, agent, raw, session, ref)
+    obs, world, index = check_ref(broker, agent, raw, session, ref)
     key = world_key(agent.key)
     opts = {"key": key, "index": index, "mode": mode, **extra}
     nested = world.parent is not None and mode == "act"
@@ -559,7 +559,7 @@ def on_ref(broker, agent, raw, session, ref, source, args=None, timeout_s=15.0):
     """Run the JavaScript function `source` as fn(element, args) against the ref's element in
     Browser Pilot's isolated world, after the same staleness checks as resolve(); returns its
     (JSON) value."""
-    obs, world, index = _check(broker, agent, raw, session, ref)
+    obs, world, index = check_ref(broker, agent, raw, session, ref)
     answer = _in_world(world, obs, {"key": world_key(agent.key), "index": index, "mode": "call", "args": args or {}},
                        fn=source)
     return answer.get("value")

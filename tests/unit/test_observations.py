@@ -28,7 +28,7 @@ def stored(agents, agent, raw, count=3):
 
 def reason(agent, raw, ref=1):
     with pytest.raises(BPError) as info:
-        observe._check(broker_stub(), agent, raw, SESSION, ref)
+        observe.check_ref(broker_stub(), agent, raw, SESSION, ref)
     assert info.value.code == "stale_ref"
     return info.value.context["reason"]
 
@@ -41,12 +41,12 @@ def test_the_store_keeps_2048_observations_across_agents_and_the_oldest_expire()
     for i in range(1, 2048):
         stored(agents, b if i % 2 else a, f"tab-{i}")
     # At the limit nothing is evicted yet: the first observation's refs still resolve.
-    assert observe._check(broker_stub(), a, "tab-0", SESSION, 1)[0] is first
+    assert observe.check_ref(broker_stub(), a, "tab-0", SESSION, 1)[0] is first
     stored(agents, b, "tab-2048")  # one past the limit
     assert first.evicted and first.refs is None
     assert reason(a, "tab-0") == "expired"
     assert not a.observations["tab-2"].evicted
-    assert observe._check(broker_stub(), b, "tab-2048", SESSION, 3)[0] is b.observations["tab-2048"]
+    assert observe.check_ref(broker_stub(), b, "tab-2048", SESSION, 3)[0] is b.observations["tab-2048"]
 
 
 def test_superseded_or_dropped_observations_do_not_count_toward_the_bound():
@@ -70,7 +70,7 @@ def test_an_observation_older_than_its_lifetime_fails_as_expired(monkeypatch):
     agents = Agents()
     a = agents.touch("agent-a", 1)
     obs = stored(agents, a, "tab-1")
-    assert observe._check(broker_stub(), a, "tab-1", SESSION, 2)[0] is obs
+    assert observe.check_ref(broker_stub(), a, "tab-1", SESSION, 2)[0] is obs
     monkeypatch.setattr(obs, "created_at", obs.created_at - observe.OBSERVATION_TTL_S - 1)
     assert reason(a, "tab-1") == "expired"
     # Storing another observation also lets the expired one go from the store.
