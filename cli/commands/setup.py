@@ -68,23 +68,28 @@ def status():
     \b
     Example:  bp status
     """
-    settings = _settings()
+    report_status(_settings())
+
+
+def report_status(settings, failure=None):
+    """Print the status; `failure` is the running broker's failed answer when the caller (the
+    fast path, cli/fast.py) already asked it."""
     from bp import paths
 
-    home_dir = paths.home()
-    if not client.broker_running(home_dir):
-        finish(_passive_status("stopped"), _render_status)
-    try:
-        reply = client.call(settings, protocol.OP_STATUS, {})
-    except BPError as exc:
-        if exc.code != "browser_disconnected":
-            raise
-        if (exc.context or {}).get("reason") == "not_running":
+    if failure is None:
+        if not client.broker_running(paths.home()):
             finish(_passive_status("stopped"), _render_status)
-        recovery = {"required": True, "code": "browser_disconnected", "action": exc.remediation["message"],
-                    "remediation": exc.remediation}
-        finish(_passive_status("unresponsive", recovery), _render_status)
-    finish(reply, _render_status)
+        try:
+            finish(client.call(settings, protocol.OP_STATUS, {}), _render_status)
+        except BPError as exc:
+            failure = exc
+    if failure.code != "browser_disconnected":
+        raise failure
+    if (failure.context or {}).get("reason") == "not_running":
+        finish(_passive_status("stopped"), _render_status)
+    recovery = {"required": True, "code": "browser_disconnected", "action": failure.remediation["message"],
+                "remediation": failure.remediation}
+    finish(_passive_status("unresponsive", recovery), _render_status)
 
 
 # --- browsers ----------------------------------------------------------------------------------
