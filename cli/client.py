@@ -7,7 +7,7 @@ wire is cli/zmtp.py (standard library): no pyzmq, psutil or marshmallow on every
 import fcntl
 import os
 
-from bp import paths, protocol
+from bp import ops, paths, protocol
 from bp.envelope import check_reply
 from bp.errors import BPError, disconnected, remediation
 from cli import signals, zmtp
@@ -61,15 +61,17 @@ def exchange(home_dir, payload, wait_ms, interruptible=True):
         return None if raw is None else check_reply(raw)
 
 
-def call(settings, op, args, *, installation=None, mutating=None, long_running=False):
+def call(settings, op, args, *, installation=None):
     """One operation against the running broker; never starts one.
 
-    A quick operation must answer within HEALTH_WAIT_MS (bounded by --timeout); a long one is
-    preceded by a ping with that bound, then waits for its own deadline plus a margin."""
+    How it waits is the operation's own (bp/ops.py): a quick operation must answer within
+    HEALTH_WAIT_MS (bounded by --timeout); a long one is preceded by a ping with that bound, then
+    waits for its own deadline plus a margin (a busy tab is not a dead broker)."""
     home_dir = paths.home()
     if not broker_running(home_dir):
         raise disconnected("The Browser Pilot service is not running.", context={"reason": "not_running"})
-    mutating = op in protocol.MUTATING if mutating is None else mutating
+    declared = ops.OPS[op]
+    mutating, long_running = declared.mutating, declared.long
     health_ms = min(protocol.HEALTH_WAIT_MS, settings.timeout_ms)
     try:
         if long_running:

@@ -70,7 +70,8 @@ def _split(argv, spellings):
 
 
 def plan(argv, environ=os.environ):
-    """(settings fields, op, args, long_running) for an argv this path serves, else None."""
+    """(settings fields, op, args) for an argv this path serves, else None. How the call waits
+    is the operation's own (bp/ops.py), as for every command."""
     for token in argv:
         token.encode("utf-8")  # undecodable bytes (surrogate escapes) raise: click's to report
     settings = {"client_key": environ.get("BROWSER_PILOT_CLIENT_KEY", protocol.DEFAULT_CLIENT_KEY),
@@ -117,7 +118,7 @@ def plan(argv, environ=os.environ):
     if args is None:
         return None
     fields = {"client_key": settings["client_key"], "request_id": settings["request_id"], "timeout_ms": timeout_ms}
-    return fields, op, args, command != "status"
+    return fields, op, args
 
 
 def _limit(options, args):
@@ -210,7 +211,8 @@ def main():
     return run(*planned)
 
 
-def run(fields, op, args, long_running):
+def run(fields, op, args):
+    from bp import ops
     from bp.errors import BPError, failure
     from cli import client, signals
     from cli.output import Mode, finish
@@ -220,9 +222,9 @@ def run(fields, op, args, long_running):
     try:
         if op == protocol.OP_STATUS:
             return _status(settings)
-        if long_running:
-            signals.install()
-        finish(client.call(settings, op, args, long_running=long_running))
+        if ops.OPS[op].long:
+            signals.install()  # a long wait is cancellable, as in the click commands
+        finish(client.call(settings, op, args))
     except BPError as exc:
         finish(exc.envelope(), exit_code=getattr(exc, "exit_code", None))
     except signals.Interrupted as exc:

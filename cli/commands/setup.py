@@ -160,7 +160,7 @@ def connect(browser_filter):
     signals.install()
     startup.ensure_broker(settings)
     args = {"browser": browser_filter} if browser_filter else {}
-    reply = client.call(settings, protocol.OP_CONNECT, args, long_running=True)
+    reply = client.call(settings, protocol.OP_CONNECT, args)
     finish(reply, lambda r: f"connected to {r['browser']} ({r['browserId']}), generation {r['connectionGeneration']}")
 
 
@@ -189,7 +189,7 @@ def disconnect():
     expect = {"pid": record["pid"], "startTime": record.get("startTime")} if record and not record.get("corrupt") else None
     signals.install()
     reply = _finish_if_failed(client.call(settings, protocol.OP_DISCONNECT, {"expectBroker": expect},
-                                       installation=identity.installation_identity(), long_running=True))
+                                       installation=identity.installation_identity()))
     if reply.get("brokerStopped"):
         deadline = time.monotonic() + BROKER_EXIT_WAIT_S
         while client.broker_running(home_dir):

@@ -14,7 +14,7 @@ class Sent(Exception):
 
 
 def click_request(argv, monkeypatch):
-    """What the click application would send for argv: (settings, op, args, long) or None when
+    """What the click application would send for argv: (settings, op, args) or None when
     click refuses the argv (a usage error)."""
     import click
 
@@ -22,9 +22,9 @@ def click_request(argv, monkeypatch):
 
     recorded = {}
 
-    def record(settings, op, args, *, installation=None, mutating=None, long_running=False):
+    def record(settings, op, args, *, installation=None):
         recorded.update(fields={"client_key": settings.client_key, "request_id": settings.request_id,
-                                "timeout_ms": settings.timeout_ms}, op=op, args=args, long=long_running)
+                                "timeout_ms": settings.timeout_ms}, op=op, args=args)
         raise Sent()
 
     monkeypatch.setattr(client, "call", record)
@@ -33,7 +33,7 @@ def click_request(argv, monkeypatch):
     try:
         cli.main(args=list(argv), prog_name="bp", standalone_mode=False)
     except Sent:
-        return recorded["fields"], recorded["op"], recorded["args"], recorded["long"]
+        return recorded["fields"], recorded["op"], recorded["args"]
     except click.UsageError:
         return None
     except click.exceptions.Exit:
