@@ -42,6 +42,7 @@ import re
 import threading
 import time
 
+from bp import globs
 from bp.errors import BPError, invalid_argument
 
 log = logging.getLogger("broker.network")
@@ -71,10 +72,9 @@ _LEVEL_OF = {"log": "info", "info": "info", "debug": "debug", "dir": "info", "di
              "timeEnd": "debug", "warning": "warning", "error": "error"}
 
 
-def glob_matcher(pattern):
-    """A case-insensitive full-match glob where only `*` is special (contract §1.3)."""
-    regex = ".*".join(re.escape(part) for part in pattern.split("*"))
-    return re.compile(regex, re.IGNORECASE | re.DOTALL).fullmatch
+def glob_matcher(pattern, field="url"):
+    """A case-insensitive full-match glob where only `*` is special (contract §1.3), in linear time."""
+    return globs.matcher(pattern, field)
 
 
 def _now_ms():
@@ -172,7 +172,7 @@ class Rule:
         self.id = "rule:" + os.urandom(8).hex()
         self.kind = kind
         self.pattern = pattern
-        self.match = glob_matcher(pattern)
+        self.match = glob_matcher(pattern, "pattern")
         self.status = status
         self.body = body  # bytes (mock)
         self.content_type = content_type
