@@ -571,7 +571,7 @@ def release_key(broker, key):
 
 # --- commands (request threads) ------------------------------------------------------------------
 
-STATUS_RE = re.compile(r"^([1-5])xx$|^(\d{3})$", re.I)
+STATUS_RE = re.compile(r"^([1-5])xx$|^([0-9]{3})$", re.I)
 
 
 def list_requests(hub_, agent, args):
@@ -617,7 +617,7 @@ def list_requests(hub_, agent, args):
 
 
 def _seq_of(value, field):
-    m = re.match(r"^(?:req-)?(\d{1,12})$", str(value))
+    m = re.match(r"^(?:req-)?([0-9]{1,12})$", str(value))
     if not m:
         raise invalid_argument(field, "Give a request id like req-12.")
     return int(m.group(1))

@@ -274,7 +274,11 @@ class Broker:
         except Exception:  # too deep, or not JSON at all
             log.exception("refusing to send a reply that does not encode")
             encoded = json.dumps(failure("internal_error", "The service produced a reply it cannot encode; see its log."))
-        return text.clean(encoded).encode()
+        data = text.clean(encoded).encode()
+        if len(data) > protocol.MAX_REPLY_BYTES:  # the CLI's socket would drop it unread
+            data = json.dumps(failure("result_too_large", f"The reply is larger than {protocol.MAX_REPLY_BYTES} bytes.",
+                                      context={"maxBytes": protocol.MAX_REPLY_BYTES})).encode()
+        return data
 
     # --- housekeeping ----------------------------------------------------------------------------
 

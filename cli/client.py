@@ -43,6 +43,7 @@ def exchange(home_dir, payload, wait_ms, interruptible=True):
     ctx = zmq.Context.instance()
     sock = ctx.socket(zmq.REQ)
     sock.setsockopt(zmq.LINGER, 0)
+    sock.setsockopt(zmq.MAXMSGSIZE, protocol.MAX_REPLY_BYTES)  # refused before allocation
     try:
         sock.connect("ipc://" + paths.socket_path(home_dir))
         sock.send(payload)

@@ -61,9 +61,9 @@ def net():
 @click.option("--after", metavar="ID", help="Only requests after this id (paging forward).")
 def list_requests(limit, url_glob, method, status, types, after):
     """List journaled requests (oldest first)."""
-    if status is not None and not re.match(r"^(?:[1-5][xX][xX]|[1-5]\d\d)$", status):
+    if status is not None and not re.match(r"^(?:[1-5][xX][xX]|[1-5][0-9][0-9])$", status):
         raise invalid_argument("status", "Give a status like 200, 4xx or 5xx.")
-    if after is not None and not re.match(r"^(?:req-)?\d{1,12}$", after):
+    if after is not None and not re.match(r"^(?:req-)?[0-9]{1,12}$", after):
         raise invalid_argument("after", "Give a request id like req-12.")
     args = {"limit": limit}
     for name, value in (("url", url_glob), ("method", method), ("status", status), ("type", types), ("after", after)):
