@@ -175,10 +175,13 @@ def mock(pattern, body, file_path, status, content_type):
 @click.argument("pattern")
 @click.argument("header", nargs=-1, required=True)
 def headers(pattern, header):
-    """Add or replace request headers on requests whose URL matches PATTERN.
+    """Add or replace request headers on requests whose URL matches PATTERN. A value '-' (one
+    header at most) is read from stdin, so a secret stays out of argv; 'bp net rules' shows
+    sensitive values (Authorization, Cookie, API keys) redacted.
 
     \b
     Example:  bp net headers '*://api.example.com/*' 'X-Debug: 1' 'Accept-Language: fr'
+              printf 'Bearer %s' "$TOKEN" | bp net headers '*://api.example.com/*' 'Authorization: -'
     """
     rows = []
     for item in header:
@@ -186,6 +189,13 @@ def headers(pattern, header):
         if not m:
             raise invalid_argument("header", "Give each header as 'Name: value'.")
         rows.append({"name": m.group(1), "value": m.group(2).strip()})
+    from_stdin = [row for row in rows if row["value"] == "-"]
+    if len(from_stdin) > 1:
+        raise invalid_argument("header", "Only one header value can be read from stdin ('-').")
+    if from_stdin:
+        from cli.commands.browser_data import secret_from_stdin
+
+        from_stdin[0]["value"] = secret_from_stdin("header", 8192)
     finish(call_long(protocol.OP_NET_RULE_ADD, {"type": "headers", "pattern": pattern, "headers": rows}), _render_rule)
 
 
