@@ -122,7 +122,10 @@ class Broker:
                     front.send_multipart(replies.recv_multipart())
                 if time.monotonic() >= next_sweep:
                     next_sweep = time.monotonic() + SWEEP_INTERVAL_S
-                    self.sweep()
+                    try:
+                        self.sweep()
+                    except Exception:  # housekeeping must not stop the service either
+                        log.exception("lease sweep failed")
             # Let replies already computed (e.g. the disconnect that asked us to stop) go out.
             deadline = time.monotonic() + 1.0
             while time.monotonic() < deadline and replies.poll(50):
@@ -168,8 +171,7 @@ class Broker:
                 return
         if entry.inline:
             front.send_multipart(route + [self.encode(self.run(entry.fn, request))])
-            for callback in request.after_reply:
-                callback()
+            self._after_reply(request)
         else:
             self._pool.submit(self._run_threaded, route, entry.fn, request)
 
@@ -218,8 +220,15 @@ class Broker:
             push = self._local.push = self.ctx.socket(zmq.PUSH)
             push.connect(self._replies_address)
         push.send_multipart(route + [reply])
+        self._after_reply(request)
+
+    @staticmethod
+    def _after_reply(request):
         for callback in request.after_reply:
-            callback()
+            try:
+                callback()
+            except Exception:  # the reply is already out: log, never answer twice
+                log.exception("a step after the reply of %s failed", request.op)
 
     def parse(self, payload):
         if len(payload) > protocol.MAX_REQUEST_BYTES:

@@ -33,7 +33,8 @@ class Janitor:
         self.pipe = self.ctx.socket(zmq.PAIR)
         self.pipe.setsockopt(zmq.LINGER, 1000)
         self.pipe.setsockopt(zmq.SNDHWM, 10_000)  # CDP event bursts; see send()
-        self.pipe.setsockopt(zmq.MAXMSGSIZE, jp.MAX_BROKER_MESSAGE_BYTES)  # refused before allocation
+        # Refused before allocation; up to twice the bound a message still gets its janitor_error.
+        self.pipe.setsockopt(zmq.MAXMSGSIZE, 2 * jp.MAX_BROKER_MESSAGE_BYTES)
         self.pipe.connect(pipe_address)
         self.ws_url = ws_url
         self.handshake_timeout_s = handshake_timeout_s
