@@ -3,9 +3,10 @@
 One function you can read top to bottom (`serve`). A reader thread turns WebSocket frames into
 messages on an inproc socket so the main loop can poll three things at once: the broker pipe,
 the WebSocket inbox and stdin. Stdin is the broker's liveness: past the WebSocket URL's one line
-it never writes to it, so the only thing we read there afterwards is EOF, which arrives within milliseconds of the broker's death however
-it died (exit, crash, SIGKILL). A stopped (SIGSTOP) broker is not dead: the janitor keeps its
-tabs and waits, because the broker may be resumed and still owns its Agents' state.
+it never writes to it, so all we read there afterwards is EOF, which arrives within milliseconds
+of the broker's death however it died (exit, crash, SIGKILL). A stopped (SIGSTOP) broker is not
+dead: the janitor keeps its tabs and waits, because the broker may be resumed and still owns its
+Agents' state.
 """
 
 import argparse
@@ -239,15 +240,16 @@ class Janitor:
                     return
         while (self.late or self.creating) and time.monotonic() < deadline:
             batch, self.late = self.late, set()
-            if not self._close_batch(inbox, batch, deadline):
+            if not self._close_batch(inbox, batch, deadline, await_creates=True):
                 return
 
-    def _close_batch(self, inbox, open_targets, deadline):
-        """False when the browser is gone or the budget is spent."""
+    def _close_batch(self, inbox, open_targets, deadline, await_creates=False):
+        """False when the browser is gone or the budget is spent. With await_creates, also wait
+        until a createTarget still in flight is answered (its tab then joins self.late)."""
         calls = {}
         for target_id in open_targets:
             calls[self.cdp("Target.closeTarget", {"targetId": target_id})] = target_id
-        while (open_targets or (self.creating and not self.late)) and time.monotonic() < deadline:
+        while (open_targets or (await_creates and self.creating and not self.late)) and time.monotonic() < deadline:
             if not inbox.poll(20):
                 continue
             kind, data = inbox.recv_multipart()

@@ -153,7 +153,9 @@ def disconnect(broker, request):
         result["reason"] = "other_agents_active"
     elif not request.installation or request.installation["identity"] != broker.installation["identity"]:
         result["reason"] = "other_installation"
-    elif not expect or expect["pid"] != broker.process["pid"] or expect["startTime"] != broker.process["startTime"]:
+    elif not expect:
+        result["reason"] = "broker_identity_unknown"  # stop only the broker the caller named
+    elif expect["pid"] != broker.process["pid"] or expect["startTime"] != broker.process["startTime"]:
         result["reason"] = "broker_identity_changed"
     else:
         result["brokerStopped"] = True

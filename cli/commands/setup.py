@@ -119,7 +119,7 @@ def browsers(browser_filter):
     from bp import paths
 
     args = {"browser": browser_filter} if browser_filter else {}
-    if client.broker_running(paths.home()):
+    if client.broker_running(paths.home()) is not False:
         try:
             finish(client.call(settings, protocol.OP_BROWSERS, args), _render_browsers)
         except BPError as exc:

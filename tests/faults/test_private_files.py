@@ -5,12 +5,14 @@ import fcntl
 import json
 import os
 import socket
+import subprocess
+import sys
 import threading
 
 import pytest
 import zmq
 
-from bp import errors, identity, paths, protocol
+from bp import errors, paths, protocol
 from tests import helpers
 from tests.faults.common import assert_recovered, leftover
 from tests.helpers import bp
@@ -58,8 +60,12 @@ def test_disconnect_without_a_readable_locator_keeps_the_identity_check(home, ch
 
 def test_broker_stops_only_for_a_named_identity(home, connected):
     """A disconnect that names no broker identity releases the Agent but never stops it."""
+    # The installed package's identity (the broker's), not that of a source tree on sys.path.
+    installed = subprocess.run([sys.executable, "-c", "import json; from bp import identity; "
+                                "print(json.dumps(identity.installation_identity()))"],
+                               cwd="/", capture_output=True, text=True, check=True)
     request, payload = protocol.encode_request(protocol.OP_DISCONNECT, "browser-pilot-cli", {"expectBroker": None},
-                                               timeout_ms=10000, installation=identity.installation_identity())
+                                               timeout_ms=10000, installation=json.loads(installed.stdout))
     ctx = zmq.Context()
     sock = ctx.socket(zmq.REQ)
     sock.setsockopt(zmq.LINGER, 0)
@@ -72,6 +78,7 @@ def test_broker_stops_only_for_a_named_identity(home, connected):
         sock.close(0)
         ctx.destroy(0)
     assert reply["ok"] is True and reply["brokerStopped"] is False, reply
+    assert reply["reason"] == "broker_identity_unknown", reply
     assert bp(home, "status", env=connected).json["service"]["state"] == "running"
 
 
