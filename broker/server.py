@@ -100,6 +100,24 @@ class Broker:
         self._owner_lock_fd, self._owner_lock_stat = fd, os.fstat(fd)
         log.warning("the owner lock file was deleted or replaced; restored it")
 
+    def keep_endpoint(self, front):
+        """A deleted socket file would lock every Agent out of a live broker: bind it again
+        (on the front loop's thread, which owns the socket). Unbind first: ZeroMQ unlinks the
+        path of an ipc endpoint it unbinds."""
+        if os.path.lexists(self.endpoint):
+            return
+        address = f"ipc://{self.endpoint}"
+        try:
+            front.unbind(address)
+        except zmq.ZMQError:
+            pass
+        try:
+            front.bind(address)
+            os.chmod(self.endpoint, 0o600)
+            log.warning("the broker's socket file was deleted; bound it again")
+        except (zmq.ZMQError, OSError) as exc:
+            log.warning("could not bind the broker's socket again: %s", type(exc).__name__)
+
     def remove_stale_janitor_sockets(self):
         """janitor-<pid>-<n>.sock files of brokers that died without cleaning up: we hold the
         owner lock, so no other broker of this home is alive to use them."""
@@ -161,6 +179,7 @@ class Broker:
                 if time.monotonic() >= next_sweep:
                     next_sweep = time.monotonic() + SWEEP_INTERVAL_S
                     self.sweep()
+                    self.keep_endpoint(front)
             # Let replies already computed (e.g. the disconnect that asked us to stop) go out.
             deadline = time.monotonic() + 1.0
             while time.monotonic() < deadline and replies.poll(50):

@@ -180,3 +180,13 @@ def test_no_remediation_tells_an_agent_to_stop_or_kill_a_process():
     for code, text in errors.REMEDIATIONS.items():
         lowered = text.lower()
         assert "kill" not in lowered and "stop that process" not in lowered, code
+
+
+def test_deleted_broker_socket_is_bound_again(home, chromium, env_for):
+    env = env_for(home)
+    baseline = set(chromium.pages())
+    assert bp(home, "connect", env=env).rc == 0
+    os.unlink(paths.socket_path(home))
+    assert helpers.wait_until(lambda: os.path.exists(paths.socket_path(home)), timeout=5)
+    assert bp(home, "snapshot", env=env).rc == 0
+    assert_recovered(home, env, chromium, baseline)
