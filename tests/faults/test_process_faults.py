@@ -1,6 +1,7 @@
 """SIGKILL and SIGSTOP of the janitor, the broker and Chromium in the middle of a command."""
 
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -131,6 +132,4 @@ def test_chromium_sigkilled_mid_command(home, pages):
         assert_recovered(home, env, browser, baseline)
     finally:
         browser.stop()
-        import shutil
-
         shutil.rmtree(browser.root, ignore_errors=True)

@@ -1,6 +1,7 @@
 """Signals to the broker's process group (a logout, a closing terminal, `kill -TERM -PGID`, a
 service manager) and to the janitor alone: the crash boundary still closes every managed tab."""
 
+import os
 import signal
 
 import pytest
@@ -36,8 +37,6 @@ def test_janitor_outlives_signals_aimed_at_it_and_still_cleans_up(home, chromium
     assert bp(home, "connect", env=env).rc == 0
     janitor = janitor_pid(home, env)
     for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-        import os
-
         os.kill(janitor, signum)
     status = bp(home, "status", env=env).json
     assert status["browser"]["state"] == "ready"
