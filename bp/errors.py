@@ -71,7 +71,7 @@ REMEDIATIONS = {
     "close_active_clients": "Other Agents still hold state in the service; it keeps running.",
     "inspect_broker_state": "Run 'bp status' to inspect the service before retrying.",
     "inspect_broker_startup": "The Browser Pilot service did not start; see the log under BROWSER_PILOT_HOME/logs.",
-    "restart_unresponsive_broker": "The Browser Pilot service is running but does not answer. Inspect it with 'bp status'; if it stays unresponsive, stop that process yourself and run 'bp connect'.",
+    "restart_unresponsive_broker": "The Browser Pilot service is running but does not answer. Tell the person running it; check again with 'bp status' (a stopped or overloaded service may recover). Never stop processes yourself.",
     "restart_browser_pilot": "Run 'bp connect' to start a new Browser Pilot service.",
     "inspect_command_before_retry": "Inspect the current tab state (or 'bp command <id>') before deciding whether to retry.",
     "relist_profile_contexts": "Run 'bp profiles' to list the current profile contexts.",

@@ -5,7 +5,8 @@ receive, so neither side re-encodes big payloads; the janitor only peeks at the 
 
 broker -> janitor
     cdp     raw CDP command bytes ({"id": < JANITOR_ID_BASE, "method", "params"?, "sessionId"?})
-    call    JSON {"id": n, "method": "create" | "status", "params": {...}}
+    call    JSON {"id": n, "method": "create" | "status" | "takeover", "params": {...}}
+            takeover {"targetIds": [...]}: own a dead predecessor's targets, then close them
 janitor -> broker
     ready   JSON {"product", "protocolVersion"}           handshake done, discovery on
     failed  JSON {"reason": "refused"|"timeout"|"rejected"|"error", "message"}   then exits
@@ -34,7 +35,7 @@ MAX_CALL_BYTES = 64 * 1024
 # The most the janitor forwards of one CDP frame from Chrome; a larger reply becomes an error
 # reply with the same id (the broker's call fails at once), a larger event is dropped.
 MAX_CDP_FORWARD_BYTES = 64 * 1024 * 1024
-JANITOR_METHODS = ("create", "status")
+JANITOR_METHODS = ("create", "status", "takeover")
 
 # Chrome serialises replies as {"id":N,...} and events as {"method":"...",...}.
 _HEAD_ID = re.compile(rb'^\s*\{\s*"id"\s*:\s*(\d{1,16})\s*,')

@@ -4,6 +4,7 @@ Both are written complete-before-visible (rule 1) and reclaimed only when pid + 
 time prove the owner dead, re-checking that the file is still the one judged stale (rule 2).
 """
 
+import fcntl
 import json
 import os
 import time
@@ -55,13 +56,19 @@ def remove_locator_if_mine(home_dir, pid, start_time):
 # --- startup lock ----------------------------------------------------------------------------
 
 class StartupLock:
-    """Held by the one CLI that checks for and starts the broker. Context manager."""
+    """Held by the one CLI that checks for and starts the broker. Context manager.
+
+    Besides its JSON claim, the holder keeps an flock on the file, taken before the file is
+    published, so "no process holds it" is the kernel's word: a claim nobody holds is reclaimed
+    at once when it is corrupt (no writer of ours ever publishes a partial one), and a readable
+    one when its pid + start time prove the owner gone (older writers hold no flock)."""
 
     def __init__(self, home_dir, wait_s):
         self.path = os.path.join(home_dir, paths.STARTUP_LOCK_NAME)
         self.wait_s = wait_s
         self.token = uuid.uuid4().hex
         self.held = False
+        self._fd = None
 
     def __enter__(self):
         me = identity.own_identity()
@@ -69,7 +76,7 @@ class StartupLock:
                            "token": self.token, "createdAt": int(time.time() * 1000)}).encode()
         deadline = time.monotonic() + self.wait_s
         while True:
-            if paths.create_private_file_exclusive(self.path, body):
+            if self._publish(body):
                 self.held = True
                 return self
             self._reclaim_if_dead()
@@ -78,19 +85,38 @@ class StartupLock:
                               context={"lock": self.path})
             time.sleep(0.02)
 
+    def _publish(self, body):
+        tmp = paths._write_temp(os.path.dirname(self.path), body)
+        try:
+            fd = os.open(tmp, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            fcntl.flock(fd, fcntl.LOCK_EX)  # a fresh private file: nobody else can hold it
+            try:
+                os.link(tmp, self.path)
+            except FileExistsError:
+                os.close(fd)
+                return False
+            self._fd = fd
+            return True
+        finally:
+            paths._unlink_quiet(tmp)
+
     def _reclaim_if_dead(self):
-        record, ident = _load(self.path)
-        if record is None:
-            return
-        if record.get("corrupt"):
-            # Our own writer never publishes a partial file; a corrupt lock is old debris only
-            # when it has sat there for a while.
-            st = os.lstat(self.path) if ident else None
-            if st and time.time() - st.st_mtime > 30:
+        try:
+            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        except OSError:
+            return  # gone (next try publishes) or not a plain file (the writer refuses it below)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return  # its holder is alive
+            record, ident = _load(self.path)
+            if record is None or paths.file_identity(self.path) != ident or os.fstat(fd).st_ino != (ident or (0, 0))[1]:
+                return  # changed under us: judge it again on the next try
+            if record.get("corrupt") or not identity.is_alive(record["pid"], record.get("startTime")):
                 paths.unlink_if_same(self.path, ident)
-            return
-        if not identity.is_alive(record["pid"], record.get("startTime")):
-            paths.unlink_if_same(self.path, ident)
+        finally:
+            os.close(fd)
 
     def __exit__(self, *exc):
         if self.held:
@@ -98,4 +124,7 @@ class StartupLock:
             if record and record.get("token") == self.token:
                 paths.unlink_if_same(self.path, ident)
             self.held = False
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
         return False

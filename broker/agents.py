@@ -31,6 +31,7 @@ class Agent:
         self.created_at = now
         self.lease_expires_at = now + LEASE_TTL_S
         self.generation = generation
+        self.connect_lock = threading.Lock()  # one `bp connect` at a time creates the first tab
         self._reset()
 
     def _reset(self):

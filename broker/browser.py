@@ -90,6 +90,7 @@ class Browser:
             if not conn.reconciled:
                 # Existing targets also arrive as targetCreated events; this closes any gap.
                 self.targets.load(conn.cdp("Target.getTargets", timeout_s=10.0).get("targetInfos", []))
+                self._take_over(conn)
                 conn.reconciled = True
             return conn
         raise self._failure_error(conn)
@@ -125,16 +126,37 @@ class Browser:
                                  self.generation, HANDSHAKE_TIMEOUT_S, on_event=self.targets.on_event)
         previous, self.connection = self.connection, conn
         if previous is not None:
+            # What the previous janitor owned (and what it had inherited but not yet closed):
+            # if that janitor died, nobody would close these tabs; the new one takes them over.
+            conn.orphans = previous.owned() | previous.orphans
+        if previous is not None:
             threading.Thread(target=previous.close, name="janitor-retire", daemon=True).start()
         log.info("connecting to %s (generation %d)", candidate["id"], self.generation)
         conn.start()
         return conn
+
+    def _take_over(self, conn):
+        """Hand the previous janitor's tabs still open to the new one, which owns and closes
+        them: a new generation voids them, so they must neither stay open unowned nor look
+        managed (the Agent gets a fresh managed tab)."""
+        alive = [raw for raw in conn.orphans if self.targets.info(raw) is not None]
+        if alive:
+            try:
+                taken = conn.janitor_call("takeover", {"targetIds": alive}, timeout_s=10.0).get("closing", [])
+            except BPError as exc:
+                log.warning("could not take over the previous janitor's tabs: %s", exc.message)
+                return
+            log.info("took over %d tab(s) of the previous janitor to close them", len(taken))
+        conn.orphans = set()
+        for raw in alive:
+            self.targets.apply("Target.targetDestroyed", {"targetId": raw})  # void for Agents now
 
     def _target_gone(self, raw):
         self.workers.stop(raw)
         conn = self.connection
         if conn is not None:
             conn.owned_popups.pop(raw, None)
+            conn.created.discard(raw)
         self.on_target_gone(raw)
 
     def popups(self):

@@ -56,6 +56,8 @@ class BrowserConnection:
         self._local = threading.local()
         self._stop = threading.Event()
         self.owned_popups = {}  # targetId -> openerId, as the janitor reported them
+        self.created = set()  # managed tabs the janitor created (what a successor must take over)
+        self.orphans = set()  # the previous connection's tabs, taken over once this one is ready
         self.reconciled = False  # Target.getTargets loaded into the table after ready
         self.process = None
         self._relay = None
@@ -70,11 +72,17 @@ class BrowserConnection:
         os.chmod(self.pipe_address[len("ipc://"):], 0o600)
         outbox = self.ctx.socket(zmq.PULL)
         outbox.bind(self._outbox_address)
-        # stdin is the janitor's liveness pipe: we never write to it; our death closes it.
+        # stdin is the janitor's liveness pipe: after the WebSocket URL's one line (kept off
+        # argv, which `ps` shows to everyone) we never write to it; our death closes it.
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "janitor", "--pipe", self.pipe_address, "--ws", self.ws_url,
+            [sys.executable, "-m", "janitor", "--pipe", self.pipe_address,
              "--handshake-timeout", str(self.handshake_timeout_s)],
             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True)
+        try:
+            self.process.stdin.write(self.ws_url.encode() + b"\n")
+            self.process.stdin.flush()
+        except OSError:
+            pass  # it died at once; the relay loop reports janitor_exited
         self._relay = threading.Thread(target=self._relay_loop, args=(pipe, outbox), name="janitor-relay", daemon=True)
         self._relay.start()
 
@@ -179,7 +187,13 @@ class BrowserConnection:
         reply = self._call(jp.CALL, {"method": method, "params": params or {}}, timeout_s)
         if "error" in reply:
             raise BPError("internal_error", f"janitor {method} failed: {reply['error'].get('message')}")
+        if method == "create":
+            self.created.add(reply["result"]["targetId"])
         return reply["result"]
+
+    def owned(self):
+        """Every target this connection's janitor owns (or owned, once it is gone)."""
+        return self.created | set(self.owned_popups)
 
     # --- the relay loop --------------------------------------------------------------------------
 

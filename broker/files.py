@@ -184,6 +184,26 @@ def _annotation_boxes(broker, agent, raw, session, refs, width, height, deadline
     return boxes
 
 
+CAPTURE_WAKE_S = 0.25
+
+
+def _capture(session, params, timeout_s):
+    """Page.captureScreenshot waits for a new frame, and a tab that draws none (a background
+    tab) may never answer it; a second capture request makes Chrome produce the frame and
+    answer both. So a capture not answered after CAPTURE_WAKE_S is asked again (then every
+    second), and the first answer is taken; the others' replies are dropped on arrival."""
+    started = time.monotonic()
+    next_wake = [CAPTURE_WAKE_S]
+
+    def wake():
+        if time.monotonic() - started >= next_wake[0]:
+            session.send_nowait("Page.captureScreenshot", params)
+            next_wake[0] += 1.0
+        return False  # never stop waiting for the first capture: its reply is the answer
+
+    return session.call("Page.captureScreenshot", params, timeout_s=timeout_s, abort=wake)
+
+
 def screenshot(broker, agent, raw, session, args, deadline):
     from broker import page
 
@@ -213,7 +233,7 @@ def screenshot(broker, agent, raw, session, args, deadline):
     elif "annotate" in args:
         _, vw, vh = _viewport(session)
         boxes = _annotation_boxes(broker, agent, raw, session, args["annotate"], vw, vh, deadline)
-    reply = session.call("Page.captureScreenshot", params, timeout_s=_timeout(deadline, 5.0))
+    reply = _capture(session, params, _timeout(deadline, 5.0))
     data = base64.b64decode(reply.get("data") or "")
     if boxes is not None:
         if boxes:

@@ -11,6 +11,7 @@ import json
 import logging
 import os
 import signal
+import stat
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -72,7 +73,67 @@ class Broker:
                     return False
                 time.sleep(0.01)  # a CLI's passive probe holds a shared lock for microseconds
         self._owner_lock_fd = fd
+        self._owner_lock_stat = os.fstat(fd)
         return True
+
+    def keep_owner_lock(self):
+        """A deleted (or replaced) broker.lock would make this live broker look gone to every
+        CLI: put a locked one back. The old file's lock stays held until the new one is ours."""
+        path = os.path.join(self.home_dir, paths.OWNER_LOCK_NAME)
+        try:
+            st = os.lstat(path)
+            if (st.st_dev, st.st_ino) == (self._owner_lock_stat.st_dev, self._owner_lock_stat.st_ino):
+                return
+        except FileNotFoundError:
+            pass
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        except OSError as exc:
+            log.warning("could not restore the owner lock: %s", type(exc).__name__)
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)  # a CLI probe at this instant (or another broker's): try again next sweep
+            return
+        os.close(self._owner_lock_fd)
+        self._owner_lock_fd, self._owner_lock_stat = fd, os.fstat(fd)
+        log.warning("the owner lock file was deleted or replaced; restored it")
+
+    def keep_endpoint(self, front):
+        """A deleted socket file would lock every Agent out of a live broker: bind it again
+        (on the front loop's thread, which owns the socket). Unbind first: ZeroMQ unlinks the
+        path of an ipc endpoint it unbinds."""
+        if os.path.lexists(self.endpoint):
+            return
+        address = f"ipc://{self.endpoint}"
+        try:
+            front.unbind(address)
+        except zmq.ZMQError:
+            pass
+        try:
+            front.bind(address)
+            os.chmod(self.endpoint, 0o600)
+            log.warning("the broker's socket file was deleted; bound it again")
+        except (zmq.ZMQError, OSError) as exc:
+            log.warning("could not bind the broker's socket again: %s", type(exc).__name__)
+
+    def remove_stale_janitor_sockets(self):
+        """janitor-<pid>-<n>.sock files of brokers that died without cleaning up: we hold the
+        owner lock, so no other broker of this home is alive to use them."""
+        prefix, mine = "janitor-", f"janitor-{os.getpid()}-"
+        try:
+            names = os.listdir(self.run_dir)
+        except OSError:
+            return
+        for name in names:
+            if name.startswith(prefix) and name.endswith(".sock") and not name.startswith(mine):
+                path = os.path.join(self.run_dir, name)
+                try:
+                    if stat.S_ISSOCK(os.lstat(path).st_mode):
+                        os.unlink(path)
+                except OSError:
+                    pass
 
     def publish(self, front):
         try:
@@ -124,8 +185,9 @@ class Broker:
                     next_sweep = time.monotonic() + SWEEP_INTERVAL_S
                     try:
                         self.sweep()
+                        self.keep_endpoint(front)
                     except Exception:  # housekeeping must not stop the service either
-                        log.exception("lease sweep failed")
+                        log.exception("housekeeping failed")
             # Let replies already computed (e.g. the disconnect that asked us to stop) go out.
             deadline = time.monotonic() + 1.0
             while time.monotonic() < deadline and replies.poll(50):
@@ -292,6 +354,7 @@ class Broker:
     # --- housekeeping ----------------------------------------------------------------------------
 
     def sweep(self):
+        self.keep_owner_lock()
         for agent in self.agents.expired():
             log.info("lease of an agent expired; releasing its state")
             from broker import network
@@ -351,8 +414,11 @@ def main():
     if not broker.claim_ownership():
         log.error("another broker holds the owner lock; exiting")
         return 3
-    signal.signal(signal.SIGTERM, lambda *_: broker.stopping.set())
-    signal.signal(signal.SIGINT, lambda *_: broker.stopping.set())
+    broker.remove_stale_janitor_sockets()
+    # A logout or a closing terminal (SIGHUP) stops the broker the orderly way too: its
+    # janitor, which ignores these signals, closes the managed tabs on the pipe's EOF.
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(signum, lambda *_: broker.stopping.set())
     try:
         broker.serve()
     except Exception:

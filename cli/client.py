@@ -26,11 +26,13 @@ class Settings:
 
 def broker_running(home_dir):
     """Whether a broker holds its owner lock. A flock probe: the kernel drops the lock however
-    the broker died, so a SIGKILLed broker's leftover socket never looks alive."""
+    the broker died, so a SIGKILLed broker's leftover socket never looks alive. None when the
+    lock file is missing but the broker's socket is not (someone deleted the lock): unknown,
+    the broker's answer decides (a live broker puts its lock back within a second)."""
     try:
         fd = os.open(os.path.join(home_dir, paths.OWNER_LOCK_NAME), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except FileNotFoundError:
-        return False
+        return None if os.path.exists(paths.socket_path(home_dir)) else False
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -43,6 +45,41 @@ def broker_running(home_dir):
 def unresponsive_error():
     return disconnected("The Browser Pilot service is running but did not answer.",
                         remediation_code="restart_unresponsive_broker", context={"reason": "unresponsive"})
+
+
+def not_running_error():
+    return disconnected("The Browser Pilot service is not running.", context={"reason": "not_running"})
+
+
+def no_reply_error(waited_ms):
+    """The broker was not given long enough to call it unresponsive (a short --timeout), or it
+    answered a ping but not this request: say so, never advise stopping a healthy process."""
+    return disconnected(f"No reply from the Browser Pilot service within {waited_ms} ms.",
+                        remediation_code="inspect_broker_state", context={"reason": "no_reply", "waitedMs": waited_ms})
+
+
+def ping(home_dir, settings, wait_ms, interruptible=True):
+    """The broker's answer to a ping, or None (no answer, or not listening)."""
+    _, payload = protocol.encode_request(protocol.OP_PING, settings.client_key, {}, timeout_ms=settings.timeout_ms)
+    try:
+        return exchange(home_dir, payload, wait_ms, interruptible=interruptible)
+    except zmtp.NotDelivered:
+        return None
+
+
+def silent_broker_error(home_dir, running, silent_ms):
+    """The diagnosis for a broker that gave no answer for silent_ms: unresponsive only when it
+    is proven alive (its lock, or for a deleted lock its pid and start time) and had the whole
+    health wait to answer."""
+    if running is None:
+        from bp import identity, locator  # error path only: psutil stays off the hot path
+
+        record, _ = locator.read_locator(home_dir)
+        if not record or record.get("corrupt") or not identity.is_alive(record["pid"], record.get("startTime")):
+            return not_running_error()
+    if silent_ms < protocol.HEALTH_WAIT_MS:
+        return no_reply_error(silent_ms)
+    return unresponsive_error()
 
 
 def exchange(home_dir, payload, wait_ms, interruptible=True):
@@ -66,18 +103,23 @@ def call(settings, op, args, *, installation=None):
 
     How it waits is the operation's own (bp/ops.py): a quick operation must answer within
     HEALTH_WAIT_MS (bounded by --timeout); a long one is preceded by a ping with that bound, then
-    waits for its own deadline plus a margin (a busy tab is not a dead broker)."""
+    waits for its own deadline plus a margin (a busy tab is not a dead broker). No answer is
+    "unresponsive" only after the whole health wait of silence (see silent_broker_error); a short
+    --timeout or a lost reply says only that no reply came."""
     home_dir = paths.home()
-    if not broker_running(home_dir):
-        raise disconnected("The Browser Pilot service is not running.", context={"reason": "not_running"})
+    running = broker_running(home_dir)
+    if running is False:
+        raise not_running_error()
     declared = ops.OPS[op]
     mutating, long_running = declared.mutating, declared.long
     health_ms = min(protocol.HEALTH_WAIT_MS, settings.timeout_ms)
+    silent_ms = 0
     try:
-        if long_running:
-            _, ping = protocol.encode_request(protocol.OP_PING, settings.client_key, {}, timeout_ms=settings.timeout_ms)
-            if exchange(home_dir, ping, health_ms) is None:
-                raise unresponsive_error()
+        if long_running and ping(home_dir, settings, health_ms) is None:
+            silent_ms = health_ms
+            if health_ms >= protocol.HEALTH_WAIT_MS:
+                raise silent_broker_error(home_dir, running, silent_ms)
+            # A short --timeout cut the ping short: the request's own wait decides.
         request, payload = protocol.encode_request(op, settings.client_key, args, timeout_ms=settings.timeout_ms,
                                                    request_id=settings.request_id, installation=installation)
         wait_ms = settings.timeout_ms + protocol.REPLY_MARGIN_MS if long_running else health_ms
@@ -86,13 +128,21 @@ def call(settings, op, args, *, installation=None):
         except signals.Interrupted as exc:
             raise _interrupted(exc, request, mutating, home_dir, settings) from None
     except zmtp.NotDelivered:
-        raise unresponsive_error() from None  # nothing reached the broker: nothing can have happened
+        # Nothing reached the broker, so nothing can have happened: judged like silence.
+        raise silent_broker_error(home_dir, running, health_ms) from None
     if reply is None:
         if mutating:
             raise BPError("unknown_outcome", "No reply before the timeout; the operation may or may not have happened.",
                           context={"commandId": request["commandId"], "method": op},
                           remediation=remediation("inspect_command_before_retry"))
-        raise unresponsive_error()
+        if silent_ms == 0 and wait_ms >= protocol.HEALTH_WAIT_MS:
+            # It had the whole health wait: a ping tells a lost reply from a silent broker.
+            silent_ms = wait_ms if ping(home_dir, settings, protocol.HEALTH_WAIT_MS) is None else 0
+            if silent_ms == 0:
+                raise no_reply_error(wait_ms)
+        else:
+            silent_ms += wait_ms
+        raise silent_broker_error(home_dir, running, silent_ms)
     return reply
 
 

@@ -19,20 +19,21 @@ START_WAIT_S = 15.0
 
 
 def _ping(home_dir, settings, wait_ms):
-    _, payload = protocol.encode_request(protocol.OP_PING, settings.client_key, {}, timeout_ms=settings.timeout_ms)
-    try:
-        return client.exchange(home_dir, payload, wait_ms)
-    except zmtp.NotDelivered:
-        return None  # not listening (yet): the same as no answer for a ping
+    return client.ping(home_dir, settings, wait_ms)
 
 
 def _healthy(home_dir, settings):
     """True when a broker answers; raises when one is alive but silent; False when none runs."""
-    if not client.broker_running(home_dir):
+    running = client.broker_running(home_dir)
+    if running is False:
         return False
-    reply = _ping(home_dir, settings, min(protocol.HEALTH_WAIT_MS, settings.timeout_ms))
+    wait_ms = min(protocol.HEALTH_WAIT_MS, settings.timeout_ms)
+    reply = _ping(home_dir, settings, wait_ms)
     if reply is None:
-        raise client.unresponsive_error()
+        error = client.silent_broker_error(home_dir, running, wait_ms)
+        if (error.context or {}).get("reason") == "not_running":
+            return False
+        raise error
     if not reply.get("ok"):
         raise BPError(reply["code"], reply["error"], retryable=reply.get("retryable"), context=reply.get("context"),
                       remediation=reply.get("remediation"))

@@ -2,15 +2,17 @@
 
 One function you can read top to bottom (`serve`). A reader thread turns WebSocket frames into
 messages on an inproc socket so the main loop can poll three things at once: the broker pipe,
-the WebSocket inbox and stdin. Stdin is the broker's liveness: it never writes to it, so the only
-thing we ever read there is EOF, which arrives within milliseconds of the broker's death however
-it died (exit, crash, SIGKILL). A stopped (SIGSTOP) broker is not dead: the janitor keeps its
-tabs and waits, because the broker may be resumed and still owns its Agents' state.
+the WebSocket inbox and stdin. Stdin is the broker's liveness: past the WebSocket URL's one line
+it never writes to it, so all we read there afterwards is EOF, which arrives within milliseconds
+of the broker's death however it died (exit, crash, SIGKILL). A stopped (SIGSTOP) broker is not
+dead: the janitor keeps its tabs and waits, because the broker may be resumed and still owns its
+Agents' state.
 """
 
 import argparse
 import json
 import os
+import signal
 import socket
 import sys
 import threading
@@ -44,6 +46,9 @@ class Janitor:
         self.pending = {}  # our CDP id -> callback(reply dict)
         self.reader = None  # the WebSocket reader thread, once the handshake succeeded
         self.pilot_windows = set()  # (group, browserContextId) that already have a Pilot window
+        self.creating = set()  # our ids of Target.createTarget calls not answered yet
+        self.cleaning = False  # EOF seen: whatever becomes ours from now on is closed at once
+        self.late = set()  # targets that became ours during the cleanup, still to close
 
     # --- talking to the broker ---------------------------------------------------------------
 
@@ -130,8 +135,14 @@ class Janitor:
         if method == "Target.targetCreated":
             info = params.get("targetInfo") or {}
             target_id, opener = info.get("targetId"), info.get("openerId")
-            if opener and self.owned.adopt_popup(target_id, opener):
+            if not opener or opener not in self.owned or target_id in self.owned:
+                return
+            if self.cleaning:
+                self.late.add(target_id)  # a popup opened while we close its opener chain
+            elif self.owned.adopt_popup(target_id, opener):
                 self.send(jp.OWNED, {"targetId": target_id, "openerId": opener})
+            else:
+                self.cdp("Target.closeTarget", {"targetId": target_id})  # at the cap: never leak it
         else:
             self.owned.forget(params.get("targetId"))
 
@@ -171,6 +182,20 @@ class Janitor:
             self.send(jp.RESULT, {"id": call_id, "result": {"owned": len(self.owned), "pid": os.getpid()}})
         elif call["method"] == "create":
             self.create_managed(call_id, params)
+        elif call["method"] == "takeover":
+            self.take_over(call_id, params)
+
+    def take_over(self, call_id, params):
+        """Own the targets a dead predecessor janitor owned, then close them: from this call on,
+        they are closed even if the broker dies before the close finishes."""
+        ids = params.get("targetIds")
+        if not isinstance(ids, list) or len(ids) > 4 * 4096 or not all(isinstance(t, str) and len(t) <= 128 for t in ids):
+            self.send(jp.RESULT, {"id": call_id, "error": {"code": "janitor_error", "message": "bad targetIds"}})
+            return
+        taken = [t for t in ids if t not in self.owned and self.owned.add_created(t)]
+        for target_id in taken:
+            self.cdp("Target.closeTarget", {"targetId": target_id})
+        self.send(jp.RESULT, {"id": call_id, "result": {"closing": taken}})
 
     def create_managed(self, call_id, params):
         url = params.get("url", "about:blank")
@@ -188,6 +213,12 @@ class Janitor:
             create["browserContextId"] = context
 
         def done(reply):
+            self.creating.discard(created)
+            if self.cleaning:
+                target_id = (reply.get("result") or {}).get("targetId")
+                if target_id:
+                    self.late.add(target_id)  # answered during the EOF cleanup: close it too
+                return
             if "error" in reply:
                 self.send(jp.RESULT, {"id": call_id, "error": {"code": "cdp_error",
                                                                 "message": str(reply["error"].get("message"))[:300]}})
@@ -200,36 +231,53 @@ class Janitor:
             self.pilot_windows.add(window_key)
             self.send(jp.RESULT, {"id": call_id, "result": {"targetId": target_id}})
 
-        self.cdp("Target.createTarget", create, done)
+        created = self.cdp("Target.createTarget", create, done)
+        self.creating.add(created)
 
     # --- cleanup -----------------------------------------------------------------------------
 
     def close_owned(self, inbox):
         """Close every owned target, deepest descendants first, within a bounded time. A batch
         is done when Chrome reports each target destroyed (or says it is already gone), so
-        "closed" means gone, not merely requested."""
+        "closed" means gone, not merely requested. Tabs whose createTarget reply or popup event
+        arrives during the cleanup are closed as well."""
+        self.cleaning = True
         deadline = time.monotonic() + CLEANUP_BUDGET_S
         for level in self.owned.close_order():
             for start in range(0, len(level), CLOSE_BATCH):
-                open_targets = set(level[start:start + CLOSE_BATCH])
-                calls = {}
-                for target_id in open_targets:
-                    calls[self.cdp("Target.closeTarget", {"targetId": target_id})] = target_id
-                while open_targets and time.monotonic() < deadline:
-                    if not inbox.poll(20):
-                        continue
-                    kind, data = inbox.recv_multipart()
-                    if kind == b"closed":
-                        return
-                    call_id = jp.peek_id(data)
-                    if call_id in calls:
-                        self.pending.pop(call_id, None)
-                        if b'"error"' in data:  # no such target: already gone
-                            open_targets.discard(calls[call_id])
-                    elif jp.peek_method(data) == "Target.targetDestroyed":
-                        open_targets.discard((json.loads(data).get("params") or {}).get("targetId"))
-                if time.monotonic() >= deadline:
+                if not self._close_batch(inbox, set(level[start:start + CLOSE_BATCH]), deadline):
                     return
+        while (self.late or self.creating) and time.monotonic() < deadline:
+            batch, self.late = self.late, set()
+            if not self._close_batch(inbox, batch, deadline, await_creates=True):
+                return
+
+    def _close_batch(self, inbox, open_targets, deadline, await_creates=False):
+        """False when the browser is gone or the budget is spent. With await_creates, also wait
+        until a createTarget still in flight is answered (its tab then joins self.late)."""
+        calls = {}
+        for target_id in open_targets:
+            calls[self.cdp("Target.closeTarget", {"targetId": target_id})] = target_id
+        while (open_targets or (await_creates and self.creating and not self.late)) and time.monotonic() < deadline:
+            if not inbox.poll(20):
+                continue
+            kind, data = inbox.recv_multipart()
+            if kind == b"closed":
+                return False
+            call_id = jp.peek_id(data)
+            if call_id in calls:
+                self.pending.pop(call_id, None)
+                if b'"error"' in data:  # no such target: already gone
+                    open_targets.discard(calls[call_id])
+            elif call_id is not None and call_id in self.pending:
+                self.pending.pop(call_id)(json.loads(data))  # e.g. a createTarget reply
+            else:
+                method = jp.peek_method(data)
+                if method == "Target.targetDestroyed":
+                    open_targets.discard((json.loads(data).get("params") or {}).get("targetId"))
+                elif method == "Target.targetCreated" and b'"sessionId"' not in data[-200:]:
+                    self.track(method, json.loads(data).get("params") or {})
+        return time.monotonic() < deadline
 
 
 def serve(janitor):
@@ -276,13 +324,32 @@ def serve(janitor):
                 return 1
 
 
+def read_ws_url(fd, limit=4096):
+    """The DevTools WebSocket URL, the first line on stdin (never argv: `ps` shows argv to
+    every local user). Reads byte by byte so nothing past the line is consumed: what follows
+    on stdin is only the broker's EOF."""
+    line = b""
+    while not line.endswith(b"\n"):
+        byte = os.read(fd, 1)
+        if not byte or len(line) >= limit:
+            return None
+        line += byte
+    return line[:-1].decode("utf-8", "replace")
+
+
 def main(argv):
     parser = argparse.ArgumentParser(prog="python -m janitor", description="Browser Pilot private process.")
     parser.add_argument("--pipe", required=True)
-    parser.add_argument("--ws", required=True)
     parser.add_argument("--handshake-timeout", type=float, default=8.0)
     args = parser.parse_args(argv)
-    janitor = Janitor(args.pipe, args.ws, args.handshake_timeout)
+    # A signal to the broker's process group (logout, closing terminal, service manager) must
+    # not end us before the cleanup: the broker's death reaches us as stdin's EOF either way.
+    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(signum, signal.SIG_IGN)
+    ws_url = read_ws_url(sys.stdin.fileno())
+    if ws_url is None:
+        return 2  # the broker died before it told us where the browser is: nothing is owned
+    janitor = Janitor(args.pipe, ws_url, args.handshake_timeout)
     # A broker that dies during the handshake is noticed right after it (bounded by the
     # handshake timeout): the first poll sees stdin's EOF, and nothing is owned yet.
     code = 2

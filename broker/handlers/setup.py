@@ -19,7 +19,7 @@ _process_cache = {}
 @handler(protocol.OP_PING)
 def ping(broker, request):
     return {"service": {"state": "running", "version": bp.__version__, "pid": broker.process["pid"],
-                        "protocol": protocol.PROTOCOL_RANGE}}
+                        "startTime": broker.process["startTime"], "protocol": protocol.PROTOCOL_RANGE}}
 
 
 def _process_row(role, pid):
@@ -120,17 +120,23 @@ def connect(broker, request):
     result = {"browser": conn.candidate["product"], "browserId": conn.candidate["id"],
               "browserVersion": conn.product, "connectionGeneration": conn.generation,
               "profileSelectionRequired": False}
-    if routing.agent_managed_tabs(broker, agent):
-        return result
+    # Concurrent connects of one key: the first creates the tab, the others find it.
+    if not agent.connect_lock.acquire(timeout=max(0.05, request.remaining())):
+        raise BPError("command_in_progress", "Another 'bp connect' of this Agent is still opening its tab.")
     try:
-        # The Agent's first managed tab, in its Pilot window, opened in the background.
-        routing.create_managed(broker, agent, request, "about:blank", None)
-    except BPError as exc:
-        if exc.code != "profile_selection_required":
-            raise
-        result["profileSelectionRequired"] = True
-        result["profiles"] = [row for _, row in routing.profiles(broker, agent)]
-    return result
+        if routing.agent_managed_tabs(broker, agent):
+            return result
+        try:
+            # The Agent's first managed tab, in its Pilot window, opened in the background.
+            routing.create_managed(broker, agent, request, "about:blank", None)
+        except BPError as exc:
+            if exc.code != "profile_selection_required":
+                raise
+            result["profileSelectionRequired"] = True
+            result["profiles"] = [row for _, row in routing.profiles(broker, agent)]
+        return result
+    finally:
+        agent.connect_lock.release()
 
 
 @handler(protocol.OP_DISCONNECT)
@@ -154,7 +160,9 @@ def disconnect(broker, request):
         result["reason"] = "other_agents_active"
     elif not request.installation or request.installation["identity"] != broker.installation["identity"]:
         result["reason"] = "other_installation"
-    elif expect and (expect["pid"] != broker.process["pid"] or expect["startTime"] != broker.process["startTime"]):
+    elif not expect:
+        result["reason"] = "broker_identity_unknown"  # stop only the broker the caller named
+    elif expect["pid"] != broker.process["pid"] or expect["startTime"] != broker.process["startTime"]:
         result["reason"] = "broker_identity_changed"
     else:
         result["brokerStopped"] = True

@@ -77,7 +77,7 @@ def report_status(settings, failure=None):
     from bp import paths
 
     if failure is None:
-        if not client.broker_running(paths.home()):
+        if client.broker_running(paths.home()) is False:
             finish(_passive_status("stopped"), _render_status)
         try:
             finish(client.call(settings, protocol.OP_STATUS, {}), _render_status)
@@ -124,7 +124,7 @@ def browsers(browser_filter):
     from bp import paths
 
     args = {"browser": browser_filter} if browser_filter else {}
-    if client.broker_running(paths.home()):
+    if client.broker_running(paths.home()) is not False:
         try:
             finish(client.call(settings, protocol.OP_BROWSERS, args), _render_browsers)
         except BPError as exc:
@@ -183,10 +183,16 @@ def disconnect():
     from bp import identity, locator, paths
 
     home_dir = paths.home()
-    if not client.broker_running(home_dir):
+    if client.broker_running(home_dir) is False:
         finish({"ok": True, "released": False, "brokerStopped": False, "reason": "not_running"})
     record, _ = locator.read_locator(home_dir)
     expect = {"pid": record["pid"], "startTime": record.get("startTime")} if record and not record.get("corrupt") else None
+    if expect is None:
+        # No readable locator: the broker's own answer names it, so a broker that replaced it
+        # between here and the disconnect is still never stopped by mistake.
+        service = (client.ping(home_dir, settings, protocol.HEALTH_WAIT_MS) or {}).get("service") or {}
+        if isinstance(service.get("pid"), int):
+            expect = {"pid": service["pid"], "startTime": service.get("startTime")}
     signals.install()
     reply = _finish_if_failed(client.call(settings, protocol.OP_DISCONNECT, {"expectBroker": expect},
                                        installation=identity.installation_identity()))

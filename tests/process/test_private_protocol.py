@@ -70,14 +70,16 @@ def test_request_of_another_protocol_major_is_protocol_incompatible(home, connec
 class FakeBroker:
     """The test plays the broker's side of the janitor pipe, against real Chromium."""
 
-    def __init__(self, chromium, run_dir):
+    def __init__(self, chromium, run_dir, env=None):
         self.ctx = zmq.Context()
         self.pipe = self.ctx.socket(zmq.PAIR)
         self.address = f"ipc://{run_dir}/janitor-test.sock"
         self.pipe.bind(self.address)
         port, ws_path = open(os.path.join(chromium.root, "DevToolsActivePort")).read().split()
-        self.proc = subprocess.Popen([sys.executable, "-m", "janitor", "--pipe", self.address,
-                                      "--ws", f"ws://127.0.0.1:{port}{ws_path}"], stdin=subprocess.PIPE)
+        self.proc = subprocess.Popen([sys.executable, "-m", "janitor", "--pipe", self.address],
+                                     stdin=subprocess.PIPE, env=env)
+        self.proc.stdin.write(f"ws://127.0.0.1:{port}{ws_path}\n".encode())  # never on argv
+        self.proc.stdin.flush()
         kind, _ = self.expect({jp.READY, jp.FAILED})
         assert kind == jp.READY
 
