@@ -57,7 +57,7 @@ def open_url(broker, request):
     def navigate(worker):
         from broker.tabs import session_for
 
-        session = session_for(worker, broker.browser)
+        session = session_for(worker, broker.browser, crashed_ok=True)  # a navigation reloads a crashed tab
         result = session.navigate(url, timeout_s=max(1.0, request.remaining() - 0.5))
         if result.get("dialog"):
             # A beforeunload of the old page (or an alert of the new one) blocks the tab: say so
