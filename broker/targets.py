@@ -158,7 +158,8 @@ class Targets:
         import time
 
         with self.lock:
-            if target_id and (target_id in self.infos or target_id in self.sessions_raw()):
+            tab = (self.infos.get(target_id) or {}).get("type") == "page"  # not an iframe's own process
+            if target_id and (tab or target_id in self.sessions_raw()):
                 known = self.crashed.get(target_id)
                 if known is None or known["reason"] != "renderer_crashed":  # a crash outranks silence
                     self.crashed[target_id] = {"reason": reason, "at": int(time.time() * 1000)}
