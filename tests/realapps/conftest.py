@@ -149,10 +149,12 @@ def agent(request, realapps_home, chromium, realapps_dir):
     bot = Agent(realapps_home, env)
     bot.host = f"t{os.getpid()}-{n}"
     bot.out_dir = env["BROWSER_PILOT_OUTPUT_DIR"]
+    bot.chromium = chromium
     bot.ok("connect")
     yield bot
     request.node.user_properties.append(("realapps_cost", {"calls": bot.calls, "bytes": bot.bytes_read}))
-    helpers.bp(realapps_home, "disconnect", env=env)
+    # Closes this Agent's tabs, a renderer that stopped answering included.
+    helpers.bp(realapps_home, "disconnect", env=env, timeout=120)
 
 
 def read_log(server):

@@ -61,9 +61,9 @@ def test_sort_link_orders_the_table_by_population(agent, datasette, chromium):
 def test_filter_form_shows_one_country(agent, datasette, chromium):
     page = agent.ok("open", datasette.url(agent.host, "/atlas/cities"), "--limit", "12")
     column = [e["ref"] for e in page["elements"] if e["role"] == "combobox"][0]
-    agent.act("select", str(column), "country")
+    page = agent.act("select", str(column), "country", "--limit", "12")
     value = [e["ref"] for e in page["elements"] if e["role"] == "textbox"][0]
-    agent.act("type", str(value), "Norway")
+    page = agent.act("type", str(value), "Norway", "--limit", "12")
     agent.act("click", ref_of(page, "button", "Apply"), "--limit", "12")
     assert any(q.get("_filter_column") == "country" and q.get("_filter_value") == "Norway" or
                q.get("country__exact") == "Norway" for _, path, q, _s in requests(datasette) if path == "/atlas/cities")
@@ -110,8 +110,8 @@ def test_advanced_export_downloads_the_table_as_csv(agent, datasette):
 def test_sql_editor_runs_a_typed_query(agent, datasette, chromium):
     page = agent.ok("open", datasette.url(agent.host, "/atlas"))
     query = "select count(*) as n from cities where country = 'Kenya'"
-    agent.act("type", ref_of(page, "textbox"), query, "--clear")
-    agent.act("click", ref_of(page, "button", "Run SQL"))
+    typed = agent.act("type", ref_of(page, "textbox"), query, "--clear")
+    agent.act("click", ref_of(typed, "button", "Run SQL"))
     assert any(path == "/atlas" and q.get("sql") == query for _, path, q, _s in requests(datasette))
     (count,) = sql(datasette, "SELECT count(*) FROM cities WHERE country = 'Kenya'")[0]
     assert shown_rows(chromium, datasette, agent) == [[str(count)]]
@@ -119,8 +119,8 @@ def test_sql_editor_runs_a_typed_query(agent, datasette, chromium):
 
 def test_writable_canned_query_posts_and_redirects(agent, datasette):
     page = agent.ok("open", datasette.url(agent.host, "/atlas/add_note"))
-    agent.act("type", ref_of(page, "textbox", "title"), f"note of {agent.host}")
-    done = agent.act("click", ref_of(page, "button", "Run SQL"))
+    typed = agent.act("type", ref_of(page, "textbox", "title"), f"note of {agent.host}")
+    done = agent.act("click", ref_of(typed, "button", "Run SQL"))
     assert sql(datasette, "SELECT count(*) FROM notes WHERE title = ?", f"note of {agent.host}") == [(1,)]
     assert any(m == "POST" and path == "/atlas/add_note" and s in (301, 302, 303)
                for m, path, _q, s in requests(datasette))

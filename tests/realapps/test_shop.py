@@ -20,11 +20,12 @@ def orders(site, customer):
 
 def place(agent, site, customer, item, quantity="1", delivery=None):
     page = agent.ok("open", site.url(agent.host, "/orders/new"))
-    agent.act("type", ref_of(page, "textbox", "Customer"), customer)
-    agent.act("type", ref_of(page, "textbox", "Item"), item)
-    agent.act("type", ref_of(page, "spinbutton", "Quantity"), quantity, "--clear")
+    # Each action's observation gives the refs for the next (refs are the latest observation's).
+    page = agent.act("type", ref_of(page, "textbox", "Customer"), customer)
+    page = agent.act("type", ref_of(page, "textbox", "Item"), item)
+    page = agent.act("type", ref_of(page, "spinbutton", "Quantity"), quantity, "--clear")
     if delivery:
-        agent.act("select", ref_of(page, "combobox", contains="Delivery"), delivery)
+        page = agent.act("select", ref_of(page, "combobox", contains="Delivery"), delivery)
     return page
 
 
