@@ -26,8 +26,6 @@ def fetched(site, path, **query):
                for e in read_log(site))
 
 
-@pytest.mark.xfail(strict=True, reason="issue 15 §1-2: after the click that loads the library index its renderer "
-                                       "stops answering, and the click runs to its deadline")
 def test_library_reference_then_json_module(agent, site):
     page = agent.ok("open", site.url(agent.host, "/pydocs/index.html"))
     agent.act("click", str(refs(page, "link", contains="Library Reference")[0]))
@@ -50,8 +48,6 @@ def test_sphinx_search_finds_casefold(agent, site):
     assert fetched(site, "/pydocs/searchindex.js")
 
 
-@pytest.mark.xfail(strict=True, reason="issue 15 §1-2: observing the 1 MB stdtypes page leaves its renderer "
-                                       "unresponsive, and every command then runs to its deadline")
 def test_search_on_a_big_page_quotes_the_documentation(agent, site):
     agent.ok("open", site.url(agent.host, "/pydocs/library/stdtypes.html"))
     found = agent.ok("search", "casefolded copy")
