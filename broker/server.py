@@ -19,21 +19,21 @@ import zmq
 from marshmallow import ValidationError
 
 import bp
-from bp import identity, locator, paths, protocol, schemas, text
+from bp import identity, locator, ops, paths, protocol, schemas, text
 from bp.errors import BPError, failure, invalid_argument
 from broker import commands, handlers  # noqa: F401  (registers the handlers)
 from broker.agents import Agents
 from broker.browser import Browser
-from broker.registry import HANDLERS, Request
+from broker.registry import HANDLERS, Request, check_complete
 
 log = logging.getLogger("broker")
 
 POLL_MS = 200
 SWEEP_INTERVAL_S = 1.0
 REQUEST_THREADS = 64  # waits hold one each while they poll; dialog answers must still get one
-# Operations that are not browser commands of an Agent: no command record.
-UNRECORDED = frozenset({"ping", "status", "browsers", "connect", "disconnect", "tabs", "profiles", "profile",
-                        "commands", "command", "cancel", "dialogs"})
+# Operations that are not browser commands of an Agent: no command record (bp/ops.py, recorded).
+UNRECORDED = frozenset(ops.OPS) - ops.RECORDED
+check_complete()  # every declared operation has a handler, and (bp.schemas) an argument schema
 
 
 class Broker:

@@ -10,6 +10,7 @@ import click
 
 import bp
 from bp import protocol
+from cli.client import Settings
 
 # command name -> (module, attribute). One module per command family.
 COMMANDS = {
@@ -63,15 +64,6 @@ GLOBAL_OPTIONS_EPILOG = (
     "\b\nGlobal options (before the command): --client-key KEY, --request-id ID, --timeout MS,"
     "\n--json, --human; see 'bp --help'."
 )
-
-
-class Settings:
-    """What the global options resolved to, for every command."""
-
-    def __init__(self, client_key, request_id, timeout_ms):
-        self.client_key = client_key
-        self.request_id = request_id
-        self.timeout_ms = timeout_ms
 
 
 class LazyGroup(click.Group):

@@ -85,5 +85,5 @@ def select(target, option, by, contains, limit):
     if contains:
         args["contains"] = True
     signals.install()
-    finish(client.call(click.get_current_context().obj, protocol.OP_SELECT, args, long_running=True),
+    finish(client.call(click.get_current_context().obj, protocol.OP_SELECT, args),
            render.observation)

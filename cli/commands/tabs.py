@@ -12,7 +12,7 @@ from cli.output import escape, finish
 
 def _call(op, args, render):
     signals.install()
-    finish(client.call(click.get_current_context().obj, op, args, long_running=True), render)
+    finish(client.call(click.get_current_context().obj, op, args), render)
 
 
 def _render_tabs(r):
