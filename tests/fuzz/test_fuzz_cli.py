@@ -62,7 +62,7 @@ def _is_help(argv):
     return any(a in (b"-h", b"--help") for a in argv)
 
 
-@settings(max_examples=80)
+@settings(max_examples=30)
 @given(st.sampled_from(PATHS).flatmap(lambda path: st.tuples(
     st.just(path), st.lists(st.one_of(ARG_BYTES, st.sampled_from(OPTIONS[path] or ["--x"]).map(str.encode)),
                             max_size=4))))
