@@ -23,6 +23,10 @@ PROTOCOL_RANGE = {"min": {"major": PROTOCOL_MIN[0], "minor": PROTOCOL_MIN[1]},
                   "max": {"major": PROTOCOL[0], "minor": PROTOCOL[1]}}
 
 MAX_REQUEST_BYTES = 1024 * 1024  # checked before parsing, on the broker
+MAX_REQUEST_DEPTH = 16  # nesting of a request's JSON (the deepest real one, a headers rule, is 4)
+# Frames above these sizes are refused by ZeroMQ before allocation (ZMQ_MAXMSGSIZE): the peer is
+# dropped. Between MAX_REQUEST_BYTES and the frame limit a request still gets its invalid_argument.
+MAX_REQUEST_FRAME = 2 * MAX_REQUEST_BYTES
 MAX_REPLY_BYTES = 32 * 1024 * 1024  # checked before parsing, on the CLI
 
 DEFAULT_CLIENT_KEY = "browser-pilot-cli"

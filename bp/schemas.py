@@ -426,16 +426,16 @@ class NetArgs(Schema):
     limit = fields.Integer(strict=True, validate=validate.Range(1, 500))
     url = fields.String(validate=validate.Length(min=1, max=16384))
     method = fields.String(validate=validate.Regexp(r"^[A-Za-z]{1,32}$"))
-    status = fields.String(validate=validate.Regexp(r"^(?:[1-5][xX][xX]|[1-5]\d\d)$"))
+    status = fields.String(validate=validate.Regexp(r"^(?:[1-5][xX][xX]|[1-5][0-9][0-9])$"))
     type = fields.String(validate=validate.Length(min=1, max=256))
-    after = fields.String(validate=validate.Regexp(r"^(?:req-)?\d{1,12}$"))
+    after = fields.String(validate=validate.Regexp(r"^(?:req-)?[0-9]{1,12}$"))
 
 
 class NetShowArgs(Schema):
     class Meta:
         unknown = RAISE
 
-    id = fields.String(required=True, validate=validate.Regexp(r"^(?:req-)?\d{1,12}$"))
+    id = fields.String(required=True, validate=validate.Regexp(r"^(?:req-)?[0-9]{1,12}$"))
     reveal = fields.Boolean(truthy={True}, falsy={False})
     save = fields.Boolean(truthy={True}, falsy={False})
     outputDir = fields.String(validate=validate.Length(min=1, max=4096))

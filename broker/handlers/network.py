@@ -1,6 +1,8 @@
 """Network family: net (journal, show, rules), cookies, auth, console, errors
 (cli/commands/net.py, cli/commands/browser_data.py). Logic: broker/network.py."""
 
+import re
+
 from bp import outputs, protocol
 from bp.errors import BPError, invalid_argument
 from broker import network, routing
@@ -135,6 +137,7 @@ def _page_url(session):
 
 @handler(protocol.OP_COOKIES)
 def cookies(tab):
+    _check_cookie({"url": tab.args["url"]} if tab.args.get("url") else {})
     session, args, timeout_s = tab.session, tab.args, tab.remaining(floor=1.0)
     if args.get("domain"):
         found = [c for c in _all_cookies(session, timeout_s) if _domain_matches(c.get("domain"), args["domain"])]
@@ -150,8 +153,26 @@ def cookies(tab):
             "truncated": len(found) > 1000}
 
 
+# RFC 6265: a cookie name is a token; a value, domain or path holds no ';' and no control
+# character (Chrome refuses them only after the call, as an opaque "Sanitizing cookie failed").
+_COOKIE_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
+_COOKIE_FORBIDDEN = re.compile(r"[;\x00-\x1f\x7f]")
+
+
+def _check_cookie(args):
+    if "name" in args and not _COOKIE_NAME.match(args["name"]):
+        raise invalid_argument("name", "A cookie name is letters, digits and !#$%&'*+-.^_`|~ only "
+                               "(no '=', ';', space or control character).")
+    for field in ("value", "domain", "path"):
+        if field in args and _COOKIE_FORBIDDEN.search(args[field]):
+            raise invalid_argument(field, f"A cookie {field} holds no ';' and no control character.")
+    if args.get("url") and not args["url"].lower().startswith(("http://", "https://")):
+        raise invalid_argument("url", "Cookies are scoped to an http(s) URL.")
+
+
 @handler(protocol.OP_COOKIE_SET)
 def cookie_set(tab):
+    _check_cookie(tab.args)
     session, args, timeout_s = tab.session, tab.args, tab.remaining(floor=1.0)
     params = {k: v for k, v in args.items() if k in ("name", "value", "url", "domain", "path", "secure",
                                                       "httpOnly", "sameSite", "expires")}
@@ -159,7 +180,12 @@ def cookie_set(tab):
         params["url"] = _page_url(session)
         if not params["url"].lower().startswith(("http:", "https:")):
             raise invalid_argument("url", "Give --url or --domain: the tab is not on an http(s) page.")
-    reply = session.call("Network.setCookie", params, timeout_s=min(10.0, timeout_s))
+    try:
+        reply = session.call("Network.setCookie", params, timeout_s=min(10.0, timeout_s))
+    except BPError as exc:
+        if "Sanitizing cookie failed" not in exc.message and "must have scheme" not in exc.message:
+            raise
+        reply = {"success": False}
     if reply.get("success") is False:
         raise BPError("action_not_verified", "The browser refused the cookie (check name, domain, secure/URL).",
                       context={"reason": "cookie_rejected"})
@@ -169,6 +195,7 @@ def cookie_set(tab):
 
 @handler(protocol.OP_COOKIE_DELETE)
 def cookie_delete(tab):
+    _check_cookie(tab.args)
     session, args, timeout_s = tab.session, tab.args, tab.remaining(floor=1.0)
     if args.get("all"):
         if not args.get("domain"):

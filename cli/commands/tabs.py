@@ -67,7 +67,7 @@ def tab(target, release_target):
 def _selector(value, field):
     if value.startswith("tab-"):
         return {"targetId": value}
-    if value.isdigit() and int(value) >= 1:
+    if value.isascii() and value.isdigit() and int(value) >= 1:
         return {"index": int(value)}
     raise click.BadParameter("must be a 1-based tab index or a targetId from 'bp tabs'",
                              param=click.Argument([field]))
