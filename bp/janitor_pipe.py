@@ -32,14 +32,10 @@ CLOSED = b"closed"
 JANITOR_ID_BASE = 1 << 30  # Chrome wants ids that fit a signed 32-bit int
 MAX_BROKER_MESSAGE_BYTES = 64 * 1024 * 1024  # a file chooser payload may be large; still bounded
 MAX_CALL_BYTES = 64 * 1024
-<<<<<<< HEAD
-JANITOR_METHODS = ("create", "status", "takeover")
-=======
 # The most the janitor forwards of one CDP frame from Chrome; a larger reply becomes an error
 # reply with the same id (the broker's call fails at once), a larger event is dropped.
 MAX_CDP_FORWARD_BYTES = 64 * 1024 * 1024
-JANITOR_METHODS = ("create", "status")
->>>>>>> main
+JANITOR_METHODS = ("create", "status", "takeover")
 
 # Chrome serialises replies as {"id":N,...} and events as {"method":"...",...}.
 _HEAD_ID = re.compile(rb'^\s*\{\s*"id"\s*:\s*(\d{1,16})\s*,')
