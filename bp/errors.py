@@ -37,6 +37,7 @@ ERROR_CODES = (
     "unsafe_state",  # home/runtime files with a symlink, foreign owner or open mode
     "quota_exceeded",  # private storage quota (files issue)
     "command_in_progress",  # a --request-id retry of a command that is still accepted/dispatched
+    "target_crashed",  # the tab's renderer crashed or stopped answering: reload it or close it
 )
 
 _CODE_SET = frozenset(ERROR_CODES)
@@ -75,6 +76,7 @@ REMEDIATIONS = {
     "restart_browser_pilot": "Run 'bp connect' to start a new Browser Pilot service.",
     "inspect_command_before_retry": "Inspect the current tab state (or 'bp command <id>') before deciding whether to retry.",
     "relist_profile_contexts": "Run 'bp profiles' to list the current profile contexts.",
+    "reload_or_close_tab": "The tab's page crashed or stopped answering: reload it with 'bp open <url>' or close it with 'bp close'.",
     "fix_private_state": "Fix the ownership/permissions of the named path (owner-only, no symlink), or choose another BROWSER_PILOT_HOME.",
 }
 
@@ -134,6 +136,15 @@ def invalid_argument(field, message, **context):
 def unsafe_state(path, why):
     return BPError("unsafe_state", f"Refusing {path}: {why}.", context={"path": str(path), "reason": why},
                    remediation=remediation("fix_private_state"))
+
+
+def target_crashed(reason, **context):
+    """A command on a tab whose renderer crashed (`renderer_crashed`) or stopped answering
+    (`unresponsive`): fails at once instead of waiting for a page that cannot answer."""
+    message = ("The tab's page crashed." if reason == "renderer_crashed"
+               else "The tab's page stopped answering.")
+    return BPError("target_crashed", message, context={"reason": reason, **context},
+                   remediation=remediation("reload_or_close_tab"))
 
 
 def disconnected(message="Browser Pilot is not connected to a browser.", *, remediation_code="connect_browser",

@@ -61,6 +61,9 @@ def _public(record, *, already_running):
             "alreadyRunning": already_running}
 
 
+CRASH_DUMPS = "Crash Reports"
+
+
 def launch(home_dir, headless, extra_args=()):
     record = discovery.launched_record(home_dir)
     if record and identity.is_alive(record.get("pid"), record.get("startTime")):
@@ -75,7 +78,9 @@ def launch(home_dir, headless, extra_args=()):
         pass
     args = [executable, f"--user-data-dir={profile}", "--remote-debugging-port=0",
             "--no-first-run", "--no-default-browser-check", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", "--disable-default-apps"]
+            "--disable-component-update", "--disable-sync", "--disable-default-apps",
+            # A renderer crash's dump stays with this private profile, not in ~/.config/chromium.
+            f"--crash-dumps-dir={os.path.join(profile, CRASH_DUMPS)}"]
     if headless:
         args += ["--headless", "--disable-gpu"]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
@@ -86,8 +91,11 @@ def launch(home_dir, headless, extra_args=()):
     paths.ensure_private_dir(os.path.dirname(log_path))
     log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
     try:
+        # Chromium's crash reporter takes its dump location from this variable (the flag above
+        # alone still leaves them in ~/.config/chromium/Crash Reports).
+        env = dict(os.environ, BREAKPAD_DUMP_LOCATION=os.path.join(profile, CRASH_DUMPS))
         proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log_fd, stderr=log_fd,
-                                start_new_session=True, close_fds=True)
+                                start_new_session=True, close_fds=True, env=env)
     finally:
         os.close(log_fd)
     record = {"schemaVersion": 1, "pid": proc.pid, "startTime": identity.process_start_time(proc.pid),

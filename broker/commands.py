@@ -129,6 +129,19 @@ class Record:
                 reply = BPError("unknown_outcome", "The browser connection was lost after the command reached the browser.",
                                 context={"commandId": self.id, "reason": "browser_disconnected"}).envelope()
                 code = "unknown_outcome"
+            if code == "unknown_outcome" and self.status != "dispatched":
+                # Nothing that changes the page was sent (a read, or a mutation before its first
+                # input): the command only ran out of time, and a retry is safe.
+                context = dict(reply.get("context") or {}, commandId=self.id)
+                context.pop("method", None)
+                reply = BPError("command_expired", "The command ran out of time before it changed anything; "
+                                "it is safe to retry.", retryable=True, context=context).envelope()
+                code = "command_expired"
+            elif code in ("unknown_outcome", "target_crashed"):
+                context = dict(reply.get("context") or {}, commandId=self.id)
+                if code == "target_crashed":
+                    context["dispatched"] = self.status == "dispatched"  # input may have reached the page first
+                reply = dict(reply, context=context)
             if self.status == "cancelled" or code == "command_cancelled":
                 if self.status == "dispatched":
                     self.status = "unknown_outcome"

@@ -1,14 +1,14 @@
 """Controls that only a JavaScript listener makes clickable (`addEventListener('click', …)` on a
 plain div, no role, no tabindex, no pointer cursor): invisible to the accessibility tree and to
-an in-page walker. Chrome knows them: one `DOMDebugger.getEventListeners` over the document
-(pierce, whole subtree) lists the nodes with pointer listeners. New ones are handed to Browser
+an in-page walker. Chrome knows them: one `DOMDebugger.getEventListeners` over the page's
+main-world document (pierce, whole subtree) lists the nodes with pointer listeners. New ones are handed to Browser
 Pilot's isolated world by position (broker/observe.py `node_paths`: never as objects), at most
 MAX_NEW per observation, into a WeakSet the walker reads; known nodes are remembered per
 document, so a page costs this once, plus one listing call per observation.
 """
 
 from bp.errors import BPError
-from broker.observe import FROM_PATH, PROBE_WORLD, call_in_world, node_paths
+from broker.observe import FROM_PATH, call_in_world, node_paths
 
 POINTER_TYPES = frozenset({"click", "mousedown", "mouseup", "pointerdown", "pointerup", "touchstart", "dblclick"})
 MAX_NEW = 64
@@ -25,11 +25,15 @@ def mark(session, context_id, known):
     of already-seen backend node ids (updated in place). Best effort: any failure leaves the
     observation as it would be without listener facts."""
     try:
-        # Listed from the probe world's document: inspecting listeners through Browser Pilot's
-        # own world would leave it with duplicate wrappers (see observe.node_paths).
-        probe = session.probe_world(PROBE_WORLD)
-        reply = session.call("Runtime.evaluate", {"expression": "document", "contextId": probe,
-                                                  "objectGroup": GROUP}, timeout_s=5.0)
+        # Listed from the page's own (main-world) document, the world the listeners belong to.
+        # Listing them through an isolated world crashes the renderer (Chromium 156): a raw CDP
+        # client that lists from the probe world, resolves the nodes there and then runs the
+        # walker kills a 300-row table page with four listener icons on the 2nd-5th observation,
+        # and a 2,000-row one on the 2nd; listed from the main world, 30 in a row are fine
+        # (tests/e2e/test_observe_crash.py). Through Browser Pilot's own world it would also
+        # leave duplicate wrappers (see observe.node_paths). `document` is unforgeable, so the
+        # page cannot hand us another object, and evaluating it runs no page script.
+        reply = session.call("Runtime.evaluate", {"expression": "document", "objectGroup": GROUP}, timeout_s=5.0)
         document = (reply.get("result") or {}).get("objectId")
         if not document:
             return 0

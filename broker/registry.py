@@ -76,10 +76,11 @@ class Handler:
 HANDLERS = {}
 
 
-def handler(op, *, observe_after=False, create=False, pick=None):
+def handler(op, *, observe_after=False, create=False, pick=None, reloads=False):
     """Register the handler of `op` (declared in bp/ops.py: an undeclared op, which would have no
     schema, fails here). For a TAB op: `create` lets a missing selected tab be opened (as
-    snapshot does), `pick(broker, agent, request)` chooses the tab instead (as open does)."""
+    snapshot does), `pick(broker, agent, request)` chooses the tab instead (as open does),
+    `reloads` lets it run on a crashed tab, which it brings back (open)."""
     declared = ops.OPS[op]
 
     def register(fn):
@@ -87,9 +88,10 @@ def handler(op, *, observe_after=False, create=False, pick=None):
             raise RuntimeError(f"operation {op!r} has two handlers")
         if declared.runs == ops.TAB:
             def serve(broker, request):
-                return on_tab(broker, request, fn, create=create, pick=pick, observe_after=observe_after)
+                return on_tab(broker, request, fn, create=create, pick=pick, observe_after=observe_after,
+                              reloads=reloads)
         else:
-            if observe_after or create or pick:
+            if observe_after or create or pick or reloads:
                 raise RuntimeError(f"operation {op!r} does not run on a tab (bp/ops.py)")
             serve = fn
         HANDLERS[op] = Handler(serve, declared)
@@ -105,7 +107,7 @@ def check_complete():
         raise RuntimeError(f"declared operations without a handler: {missing}")
 
 
-def on_tab(broker, request, fn, *, create=False, pick=None, observe_after=False):
+def on_tab(broker, request, fn, *, create=False, pick=None, observe_after=False, reloads=False):
     """Run fn(tab) on the worker of the Agent's selected tab (or of the tab `pick` chose)."""
     from broker import routing
     from broker.tabs import session_for
@@ -115,7 +117,7 @@ def on_tab(broker, request, fn, *, create=False, pick=None, observe_after=False)
     deadline = time.monotonic() + request.remaining()
 
     def run(worker):
-        tab = Tab(broker, request, agent, raw, session_for(worker, broker.browser), deadline)
+        tab = Tab(broker, request, agent, raw, session_for(worker, broker.browser, crashed_ok=reloads), deadline)
         return _observed(tab, fn) if observe_after else fn(tab)
 
     return broker.browser.workers.run(raw, run, timeout_s=request.remaining())

@@ -40,12 +40,16 @@ def inventory(broker, agent):
         if origin != "user_tab" and state == "busy":
             origin = "user_tab"  # another Agent's managed tab is, to this Agent, just a tab
         profile = targets.profile(info.get("browserContextId"))
-        rows.append((raw, {
+        row = {
             "index": index, "targetId": agent.opaque_id(raw),
             "profileContextId": profile[0] if profile else None,
             "title": (info.get("title") or "")[:4096], "url": (info.get("url") or "")[:8192],
             "origin": origin, "selected": raw == agent.selected, "controlState": state,
-        }))
+        }
+        crashed = targets.crash_state(raw)
+        if crashed:
+            row["crashed"] = {"reason": crashed["reason"], "at": crashed["at"]}  # commands answer target_crashed
+        rows.append((raw, row))
     return rows
 
 

@@ -187,7 +187,7 @@ class Broker:
                         self.sweep()
                         self.keep_endpoint(front)
                     except Exception:  # housekeeping must not stop the service either
-                        log.exception("lease sweep failed")
+                        log.exception("housekeeping failed")
             # Let replies already computed (e.g. the disconnect that asked us to stop) go out.
             deadline = time.monotonic() + 1.0
             while time.monotonic() < deadline and replies.poll(50):

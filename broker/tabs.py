@@ -13,7 +13,7 @@ import time
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 
-from bp.errors import BPError, invalid_argument
+from bp.errors import BPError, invalid_argument, target_crashed
 from broker import commands
 
 log = logging.getLogger("broker.tabs")
@@ -28,6 +28,10 @@ AUTO_ATTACH = {"autoAttach": True, "waitForDebuggerOnStart": False, "flatten": T
                "filter": [{"type": "iframe", "exclude": False}]}
 MAX_FRAME_SESSIONS = 256
 MAX_DIALOG_TEXT = 4096
+# A tab whose renderer crashed answers nothing (calls wait forever); these still make sense on it:
+# a navigation starts a new renderer (Chrome announces Inspector.targetReloadedAfterCrash).
+CRASH_SAFE = frozenset({"Page.navigate", "Page.reload", "Page.stopLoading", "Runtime.releaseObjectGroup"})
+PROBE_S = 2.0  # how long a renderer gets to answer a trivial call before it counts as silent
 
 
 def dialog_record(params):
@@ -165,6 +169,7 @@ class TabSession(FrameSessions):
         self.session_id = reply["sessionId"]
         targets.sessions[self.session_id] = self
         self.call("Page.enable", timeout_s=timeout_s)
+        self.call("Inspector.enable", timeout_s=timeout_s)  # Inspector.targetCrashed / targetReloadedAfterCrash
         self.call("Page.setLifecycleEventsEnabled", {"enabled": True}, timeout_s=timeout_s)
         # Background tabs behave as focused (menus, focus events) without raising any window.
         self.call("Emulation.setFocusEmulationEnabled", {"enabled": True}, timeout_s=timeout_s)
@@ -174,9 +179,52 @@ class TabSession(FrameSessions):
             self.frame_id, self.loader = tree["id"], tree.get("loaderId")
 
     def call(self, method, params=None, timeout_s=30.0, abort=None):
+        """One CDP call on the tab. On a crashed or silent renderer it fails at once with
+        target_crashed, and a call in flight when the renderer crashes stops waiting."""
         if not self.alive:
             raise BPError("target_not_owned", "The tab is gone.", context={"reason": "target_detached"})
-        return self.conn.cdp(method, params, session_id=self.session_id, timeout_s=timeout_s, abort=abort)
+        if method in CRASH_SAFE:
+            return self.conn.cdp(method, params, session_id=self.session_id, timeout_s=timeout_s, abort=abort)
+        self.check_answers()
+        crashed = self.targets.crashed
+        stop = (lambda: self.raw_id in crashed or abort()) if abort else (lambda: self.raw_id in crashed)
+        try:
+            reply = self.conn.cdp(method, params, session_id=self.session_id, timeout_s=timeout_s, abort=stop)
+        except BPError as exc:
+            if exc.code == "unknown_outcome" and (exc.context or {}).get("method") == method and not self.dialog_open() \
+                    and not self.answers():
+                # Not a slow answer: the renderer answers nothing at all (a hung main thread).
+                self.targets.mark_crashed(self.raw_id, "unresponsive")
+                raise target_crashed("unresponsive", method=method) from None
+            raise
+        if reply is None and (abort is None or not abort()):
+            state = self.targets.crash_state(self.raw_id) or {"reason": "renderer_crashed"}
+            raise target_crashed(state["reason"], method=method)
+        return reply
+
+    def answers(self):
+        """Whether the renderer answers a trivial call within PROBE_S; clears a silence mark."""
+        crashed = self.targets.crashed
+
+        def dead():
+            known = crashed.get(self.raw_id)
+            return known is not None and known["reason"] == "renderer_crashed"
+
+        try:
+            reply = self.conn.cdp("Runtime.evaluate", {"expression": "0"}, session_id=self.session_id,
+                                  timeout_s=PROBE_S, abort=dead)
+        except BPError:
+            return False
+        if reply is None or dead():
+            return False
+        self.targets.clear_crashed(self.raw_id, "unresponsive")
+        return True
+
+    def check_answers(self):
+        """target_crashed if the tab is marked crashed, or marked silent and still silent."""
+        state = self.targets.crash_state(self.raw_id)
+        if state is not None and (state["reason"] != "unresponsive" or not self.answers()):
+            raise target_crashed(state["reason"])
 
     def send_nowait(self, method, params=None):
         self.conn.send_nowait(method, params, session_id=self.session_id)
@@ -202,6 +250,11 @@ class TabSession(FrameSessions):
             frame = params.get("frame") or {}
             if not frame.get("parentId"):
                 self.frame_id, self.loader, self._world = frame.get("id"), frame.get("loaderId"), None
+                self.targets.clear_crashed(self.raw_id, "unresponsive")
+        elif method == "Inspector.targetCrashed":
+            self.targets.mark_crashed(self.raw_id, "renderer_crashed")
+        elif method == "Inspector.targetReloadedAfterCrash":
+            self.targets.clear_crashed(self.raw_id)
         elif method == "Page.javascriptDialogOpening":
             self.dialog = dialog_record(params)
         elif method == "Page.javascriptDialogClosed":
@@ -237,6 +290,9 @@ class TabSession(FrameSessions):
                 remaining = deadline - time.monotonic()
                 if remaining <= 0 or not self.alive:
                     return None
+                state = self.targets.crash_state(self.raw_id)
+                if state is not None and state["reason"] == "renderer_crashed":
+                    raise target_crashed(state["reason"])  # no event will ever come from this renderer
                 self._cond.wait(remaining)
 
     def world(self, name):
@@ -446,9 +502,17 @@ class Workers:
             worker.stop()
 
 
-def session_for(worker, browser):
-    """The worker's CDP session, attached on first use (and again after a detach)."""
+def session_for(worker, browser, crashed_ok=False):
+    """The worker's CDP session, attached on first use (and again after a detach). A tab whose
+    renderer crashed or went silent answers target_crashed at once, except to a command that
+    may bring it back (`crashed_ok`: bp open)."""
     conn = browser.require()
+    state = browser.targets.crash_state(worker.raw_id)
+    if state is not None and not crashed_ok:
+        session = worker.session
+        if state["reason"] != "unresponsive" or session is None or not session.alive or session.conn is not conn:
+            raise target_crashed(state["reason"])
+        session.check_answers()
     if worker.session is None or not worker.session.alive or worker.session.conn is not conn:
         worker.session = TabSession(conn, browser.targets, worker.raw_id)
         from broker import downloads

@@ -44,6 +44,9 @@ class Targets:
         self.on_destroyed = []  # callbacks(raw id)
         self.on_download = None  # callback(method, params, raw tab id or None): broker/downloads.py
         self.overflow = False
+        # raw target id -> {"reason": "renderer_crashed" | "unresponsive", "at": ms}: tabs whose
+        # renderer cannot answer; commands on them fail at once with target_crashed.
+        self.crashed = {}
 
     # --- events (called on the janitor-relay thread: keep it short) ------------------------------
 
@@ -90,10 +93,13 @@ class Targets:
                 if context and context not in self.profile_ids and info.get("type") == "page" \
                         and len(self.profile_ids) < MAX_PROFILE_CONTEXTS:
                     self.profile_ids[context] = (f"profile-context:{uuid.uuid4()}", f"Profile {len(self.profile_ids) + 1}")
+        elif method == "Target.targetCrashed":
+            self.mark_crashed(params.get("targetId"), "renderer_crashed")
         elif method == "Target.targetDestroyed":
             target_id = params.get("targetId")
             with self.lock:
                 self.infos.pop(target_id, None)
+                self.crashed.pop(target_id, None)
                 self.changed.notify_all()
             for callback in list(self.on_destroyed):
                 callback(target_id)
@@ -149,6 +155,32 @@ class Targets:
                 if not left or remaining <= 0:
                     return left
                 self.changed.wait(remaining)
+
+    def mark_crashed(self, target_id, reason):
+        import time
+
+        with self.lock:
+            tab = (self.infos.get(target_id) or {}).get("type") == "page"  # not an iframe's own process
+            if target_id and (tab or target_id in self.sessions_raw()):
+                known = self.crashed.get(target_id)
+                if known is None or known["reason"] != "renderer_crashed":  # a crash outranks silence
+                    self.crashed[target_id] = {"reason": reason, "at": int(time.time() * 1000)}
+                self.changed.notify_all()
+
+    def clear_crashed(self, target_id, reason=None):
+        """The tab answers again (reloaded after a crash, or a silent renderer replied)."""
+        with self.lock:
+            known = self.crashed.get(target_id)
+            if known is not None and (reason is None or known["reason"] == reason):
+                del self.crashed[target_id]
+
+    def crash_state(self, target_id):
+        with self.lock:
+            known = self.crashed.get(target_id)
+            return dict(known) if known else None
+
+    def sessions_raw(self):
+        return {getattr(s, "raw_id", None) for s in list(self.sessions.values())}
 
     def mark_internal(self, target_id):
         with self.lock:

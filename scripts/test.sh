@@ -5,4 +5,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/ensure-chromium.sh
 scripts/ensure-venv.sh test
+scripts/ensure-realapps.sh
 exec .venv/bin/python -m pytest -n 2 -q -p no:cacheprovider tests "$@"

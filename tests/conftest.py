@@ -3,6 +3,7 @@ import shutil
 import pytest
 
 from tests import helpers
+from tests.realapps import figures as realapps_figures
 
 
 @pytest.fixture(scope="session")
@@ -64,3 +65,11 @@ def pending_browser(tmp_path):
     yield SimpleNamespace(root=root, held=held)
     proc.kill()
     listener.close()
+
+
+def pytest_runtest_logreport(report):
+    realapps_figures.collect(report)
+
+
+def pytest_terminal_summary(terminalreporter):
+    realapps_figures.summary(terminalreporter)

@@ -4,7 +4,7 @@
 import re
 
 from bp import outputs, protocol
-from bp.errors import BPError, invalid_argument
+from bp.errors import BPError, invalid_argument, target_crashed
 from broker import network, routing
 from broker.registry import handler
 
@@ -84,6 +84,10 @@ def _key_sessions(broker, agent):
 
 def _journal(broker, request, rows):
     hub, agent = _hub(broker, request)
+    crashed = broker.browser.targets.crash_state(agent.selected) if agent.selected else None
+    if crashed:
+        # The selected tab's renderer is gone: say so instead of a journal that stopped.
+        raise target_crashed(crashed["reason"], targetId=agent.opaque_id(agent.selected))
     state = hub.state(agent)
     state.runtime_wanted = True  # tabs of this key attached later enable Runtime too
     for session in _key_sessions(broker, agent):

@@ -59,6 +59,7 @@ def status(broker, request):
     }
     if broker.browser.ready:
         result["recovery"] = _command_recovery(result["commands"])
+        result["crashedTabs"] = _crashed_tabs(broker, agent)
     else:
         candidates = broker.browser.candidates()
         result["browsers"] = [c for c, _ in candidates]
@@ -67,6 +68,18 @@ def status(broker, request):
         if uncertain.get("required"):
             result["recovery"]["commands"] = uncertain
     return result
+
+
+def _crashed_tabs(broker, agent):
+    """Tabs whose renderer crashed or went silent (commands on them answer target_crashed): the
+    Agent's own ids; without Agent state, only how many."""
+    crashed = dict(broker.browser.targets.crashed)
+    if agent is None:
+        return {"count": len(crashed)}
+    from broker import routing
+
+    rows = [row for raw, row in routing.inventory(broker, agent) if raw in crashed]
+    return {"count": len(crashed), "tabs": [{"targetId": r["targetId"], "url": r["url"], **r["crashed"]} for r in rows]}
 
 
 def _recovery_commands(broker, key):

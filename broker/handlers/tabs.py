@@ -53,7 +53,7 @@ def _tab_to_open(broker, agent, request):
     return routing.selected_tab(broker, agent, request)
 
 
-@handler(protocol.OP_OPEN, pick=_tab_to_open)
+@handler(protocol.OP_OPEN, pick=_tab_to_open, reloads=True)
 def open_url(tab):
     session = tab.session
     result = session.navigate(tab.args["url"], timeout_s=tab.remaining(floor=1.5) - 0.5)

@@ -58,3 +58,32 @@ def test_launch_with_a_missing_executable_is_browser_not_found(home):
     relative = bp(home, "launch", BROWSER_PILOT_CHROME="chrome")
     assert relative.code == "invalid_argument"
     assert relative.json["context"]["field"] == "BROWSER_PILOT_CHROME"
+
+
+def test_a_renderer_crash_leaves_its_dump_in_the_launched_profile(home, pages):
+    import glob
+    import json
+    import urllib.request
+
+    import websocket
+
+    env = helpers.bp_env(home, BROWSER_PILOT_CHROME=helpers.chromium_path())
+    launched = bp(home, "launch", "--headless", env=env)
+    assert launched.rc == 0, launched
+    profile = launched.json["browser"]["userDataRoot"]
+    try:
+        assert bp(home, "connect", "--browser", "launched", env=env).rc == 0
+        assert bp(home, "open", "--new", pages.page("<p>doomed</p>", title="doomed"), env=env).rc == 0
+        port = open(os.path.join(profile, "DevToolsActivePort")).read().split()[0]
+        listing = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10).read())
+        page = [t for t in listing if t["type"] == "page" and t["title"] == "doomed"][0]
+        ws = websocket.create_connection(page["webSocketDebuggerUrl"], suppress_origin=True, timeout=10)
+        ws.send(json.dumps({"id": 1, "method": "Page.crash", "params": {}}))
+        ws.close()
+        dumps = os.path.join(profile, "Crash Reports")
+        assert helpers.wait_until(lambda: glob.glob(os.path.join(dumps, "**", "*.dmp"), recursive=True), 30)
+        crashed = bp(home, "snapshot", env=env)
+        assert crashed.code == "target_crashed", crashed
+    finally:
+        bp(home, "disconnect", env=env)
+        bp(home, "launch", "--stop", env=env)

@@ -101,6 +101,34 @@ def test_book_forgets_a_key_and_bounds_keys():
     assert book.for_key("a", create=False) is None
 
 
+def test_a_timeout_before_any_mutation_is_command_expired_never_unknown_outcome():
+    timed_out = {"ok": False, "code": "unknown_outcome", "error": "x", "retryable": True,
+                 "context": {"reason": "deadline"}}
+    for mutating in (False, True):  # a read, or a mutation that had not sent its first input yet
+        r = record(FakeBrowser(), mutating=mutating)
+        reply = r.finish(dict(timed_out))
+        assert reply["code"] == "command_expired" and reply["retryable"] is True, reply
+        assert reply["context"] == {"reason": "deadline", "commandId": r.id}
+        assert r.status == "expired"
+
+
+def test_unknown_outcome_after_dispatch_carries_the_command_id():
+    r = record(FakeBrowser())
+    r.dispatching()
+    reply = r.finish({"ok": False, "code": "unknown_outcome", "error": "x", "retryable": True,
+                      "context": {"reason": "navigation_stalled"}})
+    assert reply["code"] == "unknown_outcome" and reply["context"] == {"reason": "navigation_stalled", "commandId": r.id}
+    assert r.status == "unknown_outcome"
+
+
+def test_target_crashed_says_whether_input_was_dispatched():
+    r = record(FakeBrowser())
+    r.dispatching()
+    reply = r.finish({"ok": False, "code": "target_crashed", "error": "x", "retryable": False,
+                      "context": {"reason": "renderer_crashed"}})
+    assert reply["context"] == {"reason": "renderer_crashed", "commandId": r.id, "dispatched": True}
+
+
 def test_an_attempting_command_is_never_cancelled_for_certain_and_keeps_its_own_failure():
     """connect and disconnect act from their first step: a cancel after that only asks, and a
     failed connection is reported as such, not as an unknown outcome."""
