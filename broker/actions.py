@@ -9,6 +9,9 @@ from broker import observe
 NAVIGATION_WAIT_S = 10.0
 EXPECTED_TOGGLE = {"checkbox", "radio", "switch", "menuitemcheckbox", "menuitemradio"}
 NAVIGATION_STARTS = ("Page.frameRequestedNavigation", "Page.frameStartedLoading", "Page.frameNavigated")
+# A load that ends with one of these and no new main-frame loader started no new document.
+SAME_DOCUMENT_ENDS = ("Page.frameStoppedLoading", "Page.navigatedWithinDocument", "Page.downloadWillBegin",
+                      "Browser.downloadWillBegin")
 
 
 def _mouse(session, x, y, button, count, target=None):
@@ -54,15 +57,44 @@ def settle(session, since, deadline, loader_before=None):
 
     if session.dialog_open() or session.wait_for(main_frame_navigation, since, 0) is None:
         return None
-    done = session.wait_for(lambda m, p: m == "Page.lifecycleEvent" and p.get("name") == "DOMContentLoaded"
-                            and p.get("frameId") == session.frame_id and p.get("loaderId") != loader_before,
-                            since, max(0.0, min(NAVIGATION_WAIT_S, deadline - time.monotonic())))
-    if done is None and session.loader == loader_before:
-        return None  # a started load that did not replace the document (e.g. a download)
-    if done is None:
+
+    def outcome(method, params):
+        """What the started load turned out to be: a new document (interactive), or a load that
+        ended without one — a download, a fragment or history change, a 204, a cancelled one."""
+        if params.get("frameId") != session.frame_id:
+            return False
+        if method == "Page.lifecycleEvent":
+            return params.get("name") == "DOMContentLoaded" and params.get("loaderId") != loader_before
+        if method in SAME_DOCUMENT_ENDS:
+            return session.loader == loader_before  # else the new document's DOMContentLoaded decides
+        return False
+
+    cursor = since
+    while True:
+        found = session.next_event(outcome, cursor, max(0.0, min(NAVIGATION_WAIT_S, deadline - time.monotonic())))
+        if found is None or found[1] == "Page.lifecycleEvent":
+            break
+        if session.loader == loader_before and not session.wait_for(main_frame_navigation, found[0], 0):
+            return None  # no new document, and nothing started since
+        cursor = found[0]
+    if found is None and session.loader == loader_before:
+        return None  # a started load that did not replace the document
+    if found is None:
         raise BPError("unknown_outcome", "The input started a navigation that did not become interactive in time.",
                       context={"reason": "navigation_stalled"})
     return "navigation"
+
+
+def download_started(broker, agent, session, since):
+    """{index, fileName} of the download the input began in this tab (as `bp downloads` lists
+    it), {} when one began that is not listed for this Agent, None when none began."""
+    event = session.wait_for(lambda m, p: m in ("Page.downloadWillBegin", "Browser.downloadWillBegin")
+                             and p.get("frameId") == session.frame_id, since, 0)
+    if event is None:
+        return None
+    from broker import downloads
+
+    return downloads.tracker(broker).started(agent, event[1].get("guid")) or {}
 
 
 def click(broker, agent, raw, session, args, deadline):
@@ -93,6 +125,10 @@ def click(broker, agent, raw, session, args, deadline):
     if popups_after - popups_before:
         effects.append("popup_opened")
     evidence = {"action": "click", "kind": kind}
+    download = download_started(broker, agent, session, since)
+    if download is not None:
+        effects.append("download_started")
+        evidence["download"] = download
     after = None
     if before is not None and "navigation" not in effects and not session.dialog_open():
         try:

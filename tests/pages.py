@@ -67,6 +67,16 @@ class PageServer:
         if parts.path in ("/echo-headers", "/auth", "/json", "/set-cookie", "/status"):
             self.api(request, parts.path, query)
             return
+        if parts.path == "/see-other":  # a POST answered with 303 See Other (post/redirect/get)
+            length = int(request.headers.get("Content-Length") or 0)
+            posted = request.rfile.read(length).decode(errors="replace") if length else ""
+            with self.lock:
+                self.log.append((request.path, ("posted", posted), time.monotonic()))
+            request.send_response(303)
+            request.send_header("Location", query.get("to", "/html?title=after-post"))
+            request.send_header("Content-Length", "0")
+            request.end_headers()
+            return
         if parts.path == "/attachment":  # a file download (Content-Disposition: attachment)
             data = query.get("content", "attachment body").encode()
             request.send_response(200)
