@@ -109,10 +109,12 @@ def click(broker, agent, raw, session, args, deadline):
         target, x, y = input_point(session, answer)
         before, role, name_before = answer["state"], answer["role"], answer["name"]
         kind = role if role in EXPECTED_TOGGLE or role == "option" else "control"
+    watch = Watch(broker, agent, session)
     loader_before = session.loader
     since = session.mark()
     _mouse(session, x, y, button, count, target)  # dispatched: from here on, failures are unknown_outcome
     navigated = settle(session, since, deadline, loader_before)
+    changes = None if navigated else watch.quiet(deadline)
     effects = []
     if navigated or session.loader != loader_before:
         effects.append("navigation")
@@ -145,6 +147,8 @@ def click(broker, agent, raw, session, args, deadline):
             if before.get(field) != after.get(field):
                 effects.append(effect)
         evidence.update({k: after[k] for k in ("checked", "expanded", "focused") if k in after})
+    if changes and not {"content_changed", "document_changed", "navigation", "download_started"} & set(effects):
+        effects.append("content_changed")  # the page changed after the input (a menu, a panel)
     evidence["effects"] = effects
     if kind in EXPECTED_TOGGLE and "navigation" not in effects:
         if "checked_changed" in effects or (role == "radio" and after and after.get("checked")):
@@ -185,6 +189,54 @@ def focus_script(broker, agent, session, opts, timeout_s=10.0):
         context_id, _ = session.world(observe.WORLD_NAME)
         answer = observe.call_in_world(session, context_id, observe.script("focus.js"), opts, timeout_s)
     return answer or {"lost": True}
+
+
+QUIET_S = 0.12  # no DOM change for this long after an input: the page has answered it
+QUIET_MAX_S = 1.0  # a page that never stops changing (a clock, a spinner) is observed anyway
+QUIET_POLL_S = 0.03
+
+
+class Watch:
+    """DOM changes of the tab's top document from just before an input until the page is quiet.
+    Counted in Browser Pilot's world and polled from here: a background tab's timers and frames
+    are throttled, so the page's own clock is not a signal."""
+
+    def __init__(self, broker, agent, session):
+        self.broker, self.agent, self.session = broker, agent, session
+        self.loader = session.loader
+        try:
+            focus_script(broker, agent, session, {"mode": "watch"}, timeout_s=5.0)
+            self.on = True
+        except BPError:
+            self.on = False
+
+    def _count(self, stop=False):
+        try:
+            answer = focus_script(self.broker, self.agent, self.session, {"mode": "changes", "stop": stop},
+                                  timeout_s=5.0)
+        except BPError:
+            return None
+        return answer.get("count")
+
+    def quiet(self, deadline):
+        """Wait (bounded) until the page made no DOM change for QUIET_S; returns the number of
+        changes since the watch began (None when unknown: a new document, a dialog)."""
+        session = self.session
+        if not self.on or session.dialog_open() or session.loader != self.loader:
+            return None
+        start = time.monotonic()
+        end = min(start + QUIET_MAX_S, deadline - 1.0)
+        count = self._count()
+        changed_at = start
+        while count is not None and time.monotonic() < end and time.monotonic() - changed_at < QUIET_S:
+            time.sleep(QUIET_POLL_S)
+            if session.dialog_open() or session.loader != self.loader:
+                return None
+            now = self._count()
+            if now != count:
+                count, changed_at = now, time.monotonic()
+        self._count(stop=True)
+        return count
 
 
 class Pin:
@@ -254,11 +306,23 @@ def type_text(broker, agent, raw, session, args, deadline):
         key_event(session, "Backspace", "Backspace", 8, target=target)
         dispatched.append("clear")
         check("type")
+    def read_back():
+        try:
+            return observe.resolve(broker, agent, raw, session, args["ref"], mode="readback", text=text,
+                                   clear=clear)["readback"]
+        except BPError:
+            return None
+
+    watch = Watch(broker, agent, session)
     if text:
         target.call("Input.insertText", {"text": text}, abort=session.dialog_open)
         dispatched.append("type")
+    typed = None
     if submit:
         check("submit")
+        # What the field holds before Enter is what was typed; after it, the app may clear it
+        # (a todo added, a message sent): that is its answer, not a mismatch.
+        typed = read_back()
         key_event(session, "Enter", "Enter", 13, text="\r", target=target)
         dispatched.append("submit")
     navigated = settle(session, since, deadline, pin.loader)
@@ -267,16 +331,23 @@ def type_text(broker, agent, raw, session, args, deadline):
     if navigated or session.dialog_open():
         evidence.update({"status": "unavailable", "reason": "navigation" if navigated else "dialog_opened"})
         return evidence
-    try:
-        readback = observe.resolve(broker, agent, raw, session, args["ref"], mode="readback", text=text,
-                                   clear=clear)["readback"]
-    except BPError:
-        readback = None
+    watch.quiet(deadline)
+    readback = read_back()
+    if typed is not None and readback is not None and typed["matches"] and not readback["matches"]:
+        evidence.update({"expectedLength": typed["expectedLength"], "afterLength": readback["afterLength"],
+                         "status": "verified", "effects": ["value_cleared" if readback["afterLength"] == 0
+                                                           else "value_changed"]})
+        return evidence
     if readback is None and (submit or session.loader != pin.loader):
         # A form submitted by Enter navigates a task later than the round trip settle() used.
         if session.loader != pin.loader or settle(session, since, deadline, pin.loader):
             evidence.update({"status": "unavailable", "reason": "navigation"})
             return evidence
+    if readback is None and typed is not None and typed["matches"]:
+        # Typed as expected, then Enter made the app replace the field itself.
+        evidence.update({"expectedLength": typed["expectedLength"], "afterLength": typed["afterLength"],
+                         "status": "verified", "effects": ["content_changed"]})
+        return evidence
     if readback is None:
         evidence.update({"status": "unavailable", "reason": "active_element_not_readable"})
         return evidence

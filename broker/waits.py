@@ -135,7 +135,9 @@ class DialogProbe(Probe):
         dialog = session.dialog if session is not None else None
         if dialog is None or not dialog.get("id"):
             return None
-        return {"dialogId": dialog["id"], "tabId": self.agent.opaque_id(self.raw), "type": dialog.get("type")}
+        from broker import dialogs
+
+        return dialogs.public(self.agent, self.raw, dialog)  # as `bp dialogs` lists it, message included
 
     def idle(self, seconds):
         session = self.broker.browser.workers.session(self.raw)

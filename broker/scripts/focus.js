@@ -65,6 +65,25 @@
       beforeLength: ed ? pinned.before.length : 0, readOnly: !!(ed && ed.readOnly),
       mac: /Mac/.test(navigator.platform)};
   }
+  if (opts.mode === "watch" || opts.mode === "changes") {
+    // DOM changes since an input began: the broker waits for a quiet period before it observes,
+    // and a change counts as an effect of the input.
+    const watchSlot = "watch:" + opts.key;
+    if (opts.mode === "watch") {
+      const previous = store[watchSlot];
+      if (previous) previous.observer.disconnect();
+      const watch = {count: 0};
+      watch.observer = new MutationObserver((records) => { watch.count += records.length; });
+      watch.observer.observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+      store[watchSlot] = watch;
+      return {count: 0};
+    }
+    const watch = store[watchSlot];
+    if (!watch) return {lost: true};
+    watch.count += watch.observer.takeRecords().length;
+    if (opts.stop) { watch.observer.disconnect(); delete store[watchSlot]; }
+    return {count: watch.count};
+  }
   const pinned = store[slot];
   if (!pinned) return {lost: true};
   if (opts.mode === "check") return {same: deepActive() === pinned.el && (!pinned.el || pinned.el.isConnected)};

@@ -123,7 +123,8 @@
     const checked = e.localName === "input" && ["checkbox", "radio"].includes((e.type || "").toLowerCase()) ? e.checked
       : e.getAttribute("aria-checked") === "mixed" ? "mixed" : e.getAttribute("aria-checked") === "true";
     return {checked: checked, selected: e.localName === "option" ? e.selected : e.getAttribute("aria-selected") === "true",
-      pressed: e.getAttribute("aria-pressed") === "true", expanded: e.getAttribute("aria-expanded") === "true",
+      pressed: e.getAttribute("aria-pressed") === "true", expanded: e.localName === "summary" && e.parentElement && e.parentElement.localName === "details"
+        && !e.hasAttribute("aria-expanded") ? e.parentElement.open : e.getAttribute("aria-expanded") === "true",
       focused: active === e, activeTag: active ? active.localName : null};
   };
   if (opts.mode === "state") return {state: state(el), name: currentName};
