@@ -1,6 +1,7 @@
 """Actions: validate before dispatch, dispatch through CDP input on the tab's own session (never
 activating a window), settle, then return a fresh observation with typed evidence."""
 
+import os
 import time
 
 from bp.errors import BPError
@@ -176,6 +177,49 @@ def key_event(session, key, code, vk, modifiers=0, text=None, target=None):
                                                "modifiers": modifiers}, abort=session.dialog_open)
 
 
+KEYS_MAX = 256  # longer text is inserted in one step (per-key events cost two round trips a character)
+
+
+def typing_keys(text):
+    """[(key, code, vk, modifiers, text)] to type `text` on a US keyboard, or None when a
+    character cannot be typed so (non-ASCII, a control character, a newline: Enter would submit)."""
+    from bp import keys
+
+    out = []
+    for ch in text:
+        if ch == " ":
+            out.append((" ", "Space", 32, 0, " "))
+            continue
+        if not (ch.isascii() and ch.isprintable()):
+            return None
+        try:
+            key, code, vk, shift = keys._character(ch)
+        except keys.KeyError_:
+            return None
+        out.append((ch, code, vk, 8 if shift else 0, ch))
+    return out
+
+
+def send_text(session, text, pin, target=None):
+    """Type `text` into what has focus: real key events (keydown, keypress, input, keyup per
+    character: apps that listen for keys hear them) up to KEYS_MAX characters of typeable text,
+    else one Input.insertText. Returns the method used. A dialog or a new document between two
+    characters stops the rest (the caller's Pin reports it)."""
+    target = target or session
+    strokes = typing_keys(text) if len(text) <= KEYS_MAX else None
+    if strokes is None:
+        target.call("Input.insertText", {"text": text}, abort=session.dialog_open)
+        pin.dispatched.append("type")
+        return "insertText"
+    for index, (key, code, vk, modifiers, char) in enumerate(strokes):
+        if index and (session.dialog_open() or session.loader != pin.loader or not session.alive):
+            pin.check("type")  # raises: the page changed while typing
+        key_event(session, key, code, vk, modifiers, char, target=target)
+        if not index:
+            pin.dispatched.append("type")
+    return "keys"
+
+
 def focus_script(broker, agent, session, opts, timeout_s=10.0):
     """Run scripts/focus.js (the focused element and DOM-change watch) in the tab's world."""
     context_id, _ = session.world(observe.WORLD_NAME)
@@ -288,6 +332,41 @@ class Pin:
                       context=context)
 
 
+# Runs in the page's own world: a code editor's model (its text as the editor holds it, not as it
+# draws it) is reachable only there. Answers lengths and a verdict, never the text.
+EDITOR_MODEL = """(function (mark, text, clear, beforeLength) {
+  const el = document.querySelector('[data-browser-pilot-readback="' + mark + '"]');
+  if (!el) return null;
+  el.removeAttribute("data-browser-pilot-readback");
+  let value = null;
+  try {
+    if (el.CodeMirror && el.CodeMirror.getValue) value = el.CodeMirror.getValue();
+    else if (el.env && el.env.editor && el.env.editor.getValue) value = el.env.editor.getValue();
+    else if (window.monaco && monaco.editor && monaco.editor.getEditors) {
+      const ed = monaco.editor.getEditors().find((e) => { const n = e.getContainerDomNode(); return n === el || n.contains(el) || el.contains(n); });
+      if (ed) value = ed.getValue();
+    }
+  } catch (e) { value = null; }
+  if (typeof value !== "string") return null;
+  const matches = clear ? value === text : value.length === beforeLength + text.length && value.endsWith(text);
+  return {afterLength: value.length, expectedLength: (clear ? 0 : beforeLength) + text.length, matches: matches,
+    readFrom: "editor_model"};
+})"""
+
+
+def editor_model(session, mark, text, clear, before_length):
+    """The readback of a code editor from its own model (see EDITOR_MODEL), or None."""
+    import json
+
+    expression = f"{EDITOR_MODEL}({json.dumps(mark)}, {json.dumps(text)}, {json.dumps(bool(clear))}, {int(before_length)})"
+    try:
+        reply = session.call("Runtime.evaluate", {"expression": expression, "returnByValue": True}, timeout_s=5.0,
+                             abort=session.dialog_open)
+    except BPError:
+        return None
+    return ((reply or {}).get("result") or {}).get("value")
+
+
 def type_text(broker, agent, raw, session, args, deadline):
     """Focus the ref, optionally clear it, insert the text, optionally press Enter. Every step
     re-checks that the page is the one the first step saw; after the first mutation a change
@@ -308,15 +387,22 @@ def type_text(broker, agent, raw, session, args, deadline):
         check("type")
     def read_back():
         try:
-            return observe.resolve(broker, agent, raw, session, args["ref"], mode="readback", text=text,
-                                   clear=clear)["readback"]
+            answer = observe.resolve(broker, agent, raw, session, args["ref"], mode="readback", text=text,
+                                     clear=clear, mark=os.urandom(6).hex())
         except BPError:
             return None
+        readback = answer["readback"]
+        if readback is not None and answer.get("model"):
+            model = editor_model(session, answer["model"]["mark"], text, clear, editable["beforeLength"])
+            if model is not None:
+                readback = dict(readback, **model)
+        return readback
 
+    if editable.get("editor") and not clear:
+        # A code editor keeps its own cursor: type at the end of its text, as for a field.
+        key_event(session, "End", "End", 35, modifiers=4 if editable["mac"] else 2, target=target)
     watch = Watch(broker, agent, session)
-    if text:
-        target.call("Input.insertText", {"text": text}, abort=session.dialog_open)
-        dispatched.append("type")
+    method = send_text(session, text, pin, target) if text else None
     typed = None
     if submit:
         check("submit")
@@ -328,6 +414,8 @@ def type_text(broker, agent, raw, session, args, deadline):
     navigated = settle(session, since, deadline, pin.loader)
     evidence = {"action": "type", "kind": editable["kind"], "sensitive": editable["sensitive"],
                 "beforeLength": editable["beforeLength"]}
+    if method:
+        evidence["method"] = method
     if navigated or session.dialog_open():
         evidence.update({"status": "unavailable", "reason": "navigation" if navigated else "dialog_opened"})
         return evidence
@@ -352,6 +440,8 @@ def type_text(broker, agent, raw, session, args, deadline):
         evidence.update({"status": "unavailable", "reason": "active_element_not_readable"})
         return evidence
     evidence.update({"expectedLength": readback["expectedLength"], "afterLength": readback["afterLength"]})
+    if readback.get("readFrom"):
+        evidence["readFrom"] = readback["readFrom"]
     if readback["matches"]:
         evidence["status"] = "verified"
     else:

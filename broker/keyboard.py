@@ -7,7 +7,7 @@ import time
 from bp import keys
 from bp.errors import BPError
 from broker import observe
-from broker.actions import Pin, Watch, _mouse, focus_script as _focus, key_event, settle
+from broker.actions import Pin, Watch, _mouse, focus_script as _focus, key_event, send_text, settle
 
 MAX_DELAY_MS = 1000
 
@@ -73,9 +73,9 @@ def keyboard(broker, agent, raw, session, args, deadline):
         pin.check("type")
     if text and delay_s:
         _type_keys(session, text, delay_s, pin)
+        evidence["method"] = "keys"
     elif text:
-        session.call("Input.insertText", {"text": text}, abort=session.dialog_open)
-        pin.dispatched.append("type")
+        evidence["method"] = send_text(session, text, pin)
     def read_back():
         try:
             return _focus(broker, agent, session, {"mode": "readback", "text": text, "clear": clear}).get("readback")

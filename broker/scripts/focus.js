@@ -20,6 +20,10 @@
   };
   const editable = (el) => {
     if (!el) return null;
+    // The hidden textarea of a code editor: the editor's drawn text is the value (the textarea
+    // is emptied by the editor after every key).
+    const root = el.localName === "textarea" && store.editorKind ? el.closest(".CodeMirror, .monaco-editor, .ace_editor") : null;
+    if (root && store.editorKind(root)) return {kind: "code_editor", sensitive: false, value: () => store.editorText(root), readOnly: el.readOnly};
     if (el.localName === "input" || el.localName === "textarea") {
       const type = (el.type || "text").toLowerCase();
       if (["checkbox", "radio", "button", "submit", "reset", "image", "file", "color", "range", "hidden"].includes(type)) return null;
