@@ -1,5 +1,5 @@
 """Code and rich-text editors as one textbox each: CodeMirror 5 (a hidden textarea, as in
-Datasette's SQL box) and Quill (contenteditable), the real libraries' built JS installed from npm
+Datasette's SQL box), Ace (likewise) and Quill (contenteditable), the real libraries' built JS installed from npm
 at pinned versions when this module sets up. `type --clear` replaces the whole content, checked
 against the editor's own model (its instance's value), never against Browser Pilot's word."""
 
@@ -11,7 +11,7 @@ import pytest
 
 from tests.helpers import bp
 
-PACKAGES = ("codemirror@5.65.18", "quill@2.0.3")
+PACKAGES = ("codemirror@5.65.18", "quill@2.0.3", "ace-builds@1.45.2")
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +25,8 @@ def editors(pages):
     files = {"codemirror.js": os.path.join(modules, "codemirror", "lib", "codemirror.js"),
              "codemirror.css": os.path.join(modules, "codemirror", "lib", "codemirror.css"),
              "quill.js": os.path.join(modules, "quill", "dist", "quill.js"),
-             "quill.snow.css": os.path.join(modules, "quill", "dist", "quill.snow.css")}
+             "quill.snow.css": os.path.join(modules, "quill", "dist", "quill.snow.css"),
+             "ace.js": os.path.join(modules, "ace-builds", "src-min-noconflict", "ace.js")}
     if not all(os.path.exists(path) for path in files.values()):
         os.makedirs(root, exist_ok=True)
         subprocess.run([npm, "install", "--prefix", root, "--no-audit", "--no-fund", "--no-save", *PACKAGES],
@@ -90,3 +91,17 @@ def test_quill_is_one_textbox_and_type_clear_replaces_its_content(home, connecte
     result = ok(home, connected, "type", str(notes[0]["ref"]), "Fresh start", "--clear")
     assert result["evidence"]["status"] == "verified", result["evidence"]
     assert model(home, connected, "quill.getText()") == "Fresh start\n"
+
+
+ACE = """<script src="/static/ace.js"></script>
+<div id="code" aria-label="Script" style="width: 500px; height: 120px">print("hi")</div>
+<script>window.editor = ace.edit("code");</script>"""
+
+
+def test_ace_is_one_textbox_and_type_clear_replaces_its_model(home, connected, editors):
+    page = ok(home, connected, "open", editors.page(ACE, title="ace"))
+    boxes = textboxes(page)
+    assert [(e["name"], e.get("value")) for e in boxes] == [("Script", 'print("hi")')], boxes
+    result = ok(home, connected, "type", str(boxes[0]["ref"]), "x = 1", "--clear")
+    assert (result["evidence"]["status"], result["evidence"]["readFrom"]) == ("verified", "editor_model"), result
+    assert model(home, connected, "editor.getValue()") == "x = 1"
