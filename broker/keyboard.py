@@ -7,7 +7,7 @@ import time
 from bp import keys
 from bp.errors import BPError
 from broker import observe
-from broker.actions import Pin, Watch, _mouse, focus_script as _focus, key_event, send_text, settle
+from broker.actions import Pin, Watch, _mouse, download_started, focus_script as _focus, key_event, send_text, settle
 
 MAX_DELAY_MS = 1000
 
@@ -148,6 +148,9 @@ def press(broker, agent, raw, session, args, deadline):
         effects.append("dialog_opened")
     if {t for t, i in broker.browser.targets.infos.items() if i.get("openerId") == raw} - popups_before:
         effects.append("popup_opened")
+    download = download_started(broker, agent, session, since)
+    if download is not None:
+        effects.append("download_started")
     if not effects:
         if session.wait_for(lambda m, p: m == "Page.navigatedWithinDocument" and p.get("frameId") == session.frame_id,
                             since, 0):
@@ -158,6 +161,8 @@ def press(broker, agent, raw, session, args, deadline):
         except BPError:
             effects.append("document_changed")
     evidence = {"action": "press", "kind": pinned["kind"], "sensitive": pinned["sensitive"], "effects": effects}
+    if download:
+        evidence["download"] = download
     if effects:
         evidence["status"] = "verified"
     else:
