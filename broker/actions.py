@@ -255,16 +255,27 @@ class Watch:
             self.on = False
 
     def _count(self, stop=False):
+        """The changes counted so far: a few bytes of script per poll (the watch is focus.js's)."""
+        import json
+
+        slot = json.dumps("watch:" + observe.world_key(self.agent.key))
+        expression = (f"(() => {{ const s = globalThis.__browserPilot || {{}}, w = s[{slot}]; if (!w) return null;"
+                      f" w.count += w.observer.takeRecords().length;"
+                      f"{' w.observer.disconnect(); delete s[' + slot + '];' if stop else ''} return w.count; }})()")
         try:
-            answer = focus_script(self.broker, self.agent, self.session, {"mode": "changes", "stop": stop},
-                                  timeout_s=5.0)
+            context_id, _ = self.session.world(observe.WORLD_NAME)
+            reply = self.session.call("Runtime.evaluate", {"expression": expression, "contextId": context_id,
+                                                           "returnByValue": True}, timeout_s=5.0,
+                                      abort=self.session.dialog_open)
         except BPError:
             return None
-        return answer.get("count")
+        return ((reply or {}).get("result") or {}).get("value")
 
-    def quiet(self, deadline):
+    def quiet(self, deadline, only_if_changed=False):
         """Wait (bounded) until the page made no DOM change for QUIET_S; returns the number of
-        changes since the watch began (None when unknown: a new document, a dialog)."""
+        changes since the watch began (None when unknown: a new document, a dialog). With
+        only_if_changed, a page that has not changed at all by now is taken as settled (typing
+        into a field changes no DOM)."""
         session = self.session
         if not self.on or session.dialog_open() or session.loader != self.loader:
             return None
@@ -272,6 +283,8 @@ class Watch:
         end = min(start + QUIET_MAX_S, deadline - 1.0)
         count = self._count()
         changed_at = start
+        if only_if_changed and count == 0:
+            end = start
         while count is not None and time.monotonic() < end and time.monotonic() - changed_at < QUIET_S:
             time.sleep(QUIET_POLL_S)
             if session.dialog_open() or session.loader != self.loader:
@@ -419,7 +432,7 @@ def type_text(broker, agent, raw, session, args, deadline):
     if navigated or session.dialog_open():
         evidence.update({"status": "unavailable", "reason": "navigation" if navigated else "dialog_opened"})
         return evidence
-    watch.quiet(deadline)
+    watch.quiet(deadline, only_if_changed=not submit)
     readback = read_back()
     if typed is not None and readback is not None and typed["matches"] and not readback["matches"]:
         evidence.update({"expectedLength": typed["expectedLength"], "afterLength": readback["afterLength"],

@@ -92,7 +92,7 @@ def keyboard(broker, agent, raw, session, args, deadline):
     if navigated or session.dialog_open():
         evidence.update({"status": "unavailable", "reason": "navigation" if navigated else "dialog_opened"})
         return evidence
-    watch.quiet(deadline)
+    watch.quiet(deadline, only_if_changed=not submit)
     readback = read_back()
     if typed is not None and typed["matches"] and readback is not None and not readback["matches"]:
         evidence.update({"expectedLength": typed["expectedLength"], "afterLength": readback["afterLength"],
