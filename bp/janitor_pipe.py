@@ -31,6 +31,9 @@ CLOSED = b"closed"
 JANITOR_ID_BASE = 1 << 30  # Chrome wants ids that fit a signed 32-bit int
 MAX_BROKER_MESSAGE_BYTES = 64 * 1024 * 1024  # a file chooser payload may be large; still bounded
 MAX_CALL_BYTES = 64 * 1024
+# The most the janitor forwards of one CDP frame from Chrome; a larger reply becomes an error
+# reply with the same id (the broker's call fails at once), a larger event is dropped.
+MAX_CDP_FORWARD_BYTES = 64 * 1024 * 1024
 JANITOR_METHODS = ("create", "status")
 
 # Chrome serialises replies as {"id":N,...} and events as {"method":"...",...}.

@@ -42,8 +42,28 @@ def redact(value, depth=0):
     return value
 
 
+MAX_TRACEBACK_CHARS = 16000
+
+
+def redact_traceback(text):
+    """A formatted traceback with inline secrets masked (its frames may quote a secret, and an
+    exception's message often echoes the value it choked on)."""
+    if len(text) > MAX_TRACEBACK_CHARS:
+        text = text[:MAX_TRACEBACK_CHARS // 2] + "\n[...]\n" + text[-MAX_TRACEBACK_CHARS // 2:]
+    return _INLINE_SECRET.sub(lambda m: m.group(1) + m.group(2) + REDACTED, text)
+
+
 class RedactionFilter(logging.Filter):
+    _formatter = logging.Formatter()
+
     def filter(self, record):
+        if record.exc_info and not record.exc_text:
+            # Formatted here, redacted, and cached where every Formatter looks first.
+            record.exc_text = redact_traceback(self._formatter.formatException(record.exc_info))
+        elif record.exc_text:
+            record.exc_text = redact_traceback(record.exc_text)
+        if record.stack_info:
+            record.stack_info = redact_traceback(record.stack_info)
         if isinstance(record.msg, str):
             record.msg = redact(record.msg)
         if record.args:
@@ -62,7 +82,9 @@ def setup_broker_logging(home_dir, level=logging.INFO):
     log_file = os.path.join(log_dir, "broker.log")
     old_umask = os.umask(0o077)
     try:
-        handler = logging.handlers.RotatingFileHandler(log_file, maxBytes=LOG_MAX_BYTES, backupCount=LOG_BACKUPS)
+        # errors=: a lone surrogate in a message must not lose the record ("--- Logging error ---").
+        handler = logging.handlers.RotatingFileHandler(log_file, maxBytes=LOG_MAX_BYTES, backupCount=LOG_BACKUPS,
+                                                       encoding="utf-8", errors="backslashreplace")
     finally:
         os.umask(old_umask)
     handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(threadName)s %(name)s %(levelname)s %(message)s"))

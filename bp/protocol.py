@@ -12,12 +12,21 @@ import json
 import os
 import re
 
+# Operation names, OPERATIONS and MUTATING come from the operation table (bp/ops.py), re-exported
+# here for the senders and servers that name them as protocol.OP_*.
+from bp.ops import MUTATING, OPERATIONS  # noqa: F401
+from bp.ops import *  # noqa: F401,F403  (the OP_* names)
+
 PROTOCOL = (1, 0)  # (major, minor) this package speaks
 PROTOCOL_MIN = (1, 0)  # oldest minor the broker still serves
 PROTOCOL_RANGE = {"min": {"major": PROTOCOL_MIN[0], "minor": PROTOCOL_MIN[1]},
                   "max": {"major": PROTOCOL[0], "minor": PROTOCOL[1]}}
 
 MAX_REQUEST_BYTES = 1024 * 1024  # checked before parsing, on the broker
+MAX_REQUEST_DEPTH = 16  # nesting of a request's JSON (the deepest real one, a headers rule, is 4)
+# Frames above these sizes are refused by ZeroMQ before allocation (ZMQ_MAXMSGSIZE): the peer is
+# dropped. Between MAX_REQUEST_BYTES and the frame limit a request still gets its invalid_argument.
+MAX_REQUEST_FRAME = 2 * MAX_REQUEST_BYTES
 MAX_REPLY_BYTES = 32 * 1024 * 1024  # checked before parsing, on the CLI
 
 DEFAULT_CLIENT_KEY = "browser-pilot-cli"
@@ -29,74 +38,6 @@ TIMEOUT_MIN_MS, TIMEOUT_MAX_MS, TIMEOUT_DEFAULT_MS = 1, 300_000, 60_000
 HEALTH_WAIT_MS = 2_000
 # Extra CLI-side wait beyond the command's own deadline, for the reply to travel back.
 REPLY_MARGIN_MS = 3_000
-
-# Operation names. cli/commands/<family>.py sends them, broker/handlers/<family>.py serves them.
-OP_PING = "ping"
-OP_STATUS = "status"
-OP_BROWSERS = "browsers"
-OP_CONNECT = "connect"
-OP_DISCONNECT = "disconnect"
-OP_TABS = "tabs"
-OP_TAB = "tab"
-OP_OPEN = "open"
-OP_CLOSE = "close"
-OP_PROFILES = "profiles"
-OP_PROFILE = "profile"
-OP_SNAPSHOT = "snapshot"
-OP_CLICK = "click"
-OP_TYPE = "type"
-OP_KEYBOARD = "keyboard"
-OP_PRESS = "press"
-OP_HOVER = "hover"
-OP_SCROLL = "scroll"
-OP_DROPDOWN = "dropdown"
-OP_SELECT = "select"
-OP_EVAL = "eval"
-OP_FRAME = "frame"
-OP_READ = "read"
-OP_SEARCH = "search"
-OP_FIND = "find"
-OP_LOCATE = "locate"
-OP_WAIT = "wait"
-OP_DIALOGS = "dialogs"
-OP_DIALOG = "dialog"
-OP_COMMANDS = "commands"
-OP_COMMAND = "command"
-OP_CANCEL = "cancel"
-OP_SCREENSHOT = "screenshot"
-OP_PDF = "pdf"
-OP_DOWNLOADS = "downloads"
-OP_DOWNLOAD = "download"
-OP_UPLOAD = "upload"
-OP_NET = "net.requests"
-OP_NET_SHOW = "net.show"
-OP_NET_CLEAR = "net.clear"
-OP_NET_RULE_ADD = "net.rules.add"
-OP_NET_RULES = "net.rules.list"
-OP_NET_RULE_REMOVE = "net.rules.remove"
-OP_COOKIES = "cookies.list"
-OP_COOKIE_SET = "cookies.set"
-OP_COOKIE_DELETE = "cookies.delete"
-OP_AUTH_SET = "auth.set"
-OP_AUTH_CLEAR = "auth.clear"
-OP_CONSOLE = "console"
-OP_ERRORS = "errors"
-
-OPERATIONS = (OP_PING, OP_STATUS, OP_BROWSERS, OP_CONNECT, OP_DISCONNECT,
-              OP_TABS, OP_TAB, OP_OPEN, OP_CLOSE, OP_PROFILES, OP_PROFILE, OP_SNAPSHOT, OP_CLICK, OP_TYPE,
-              OP_KEYBOARD, OP_PRESS, OP_HOVER, OP_SCROLL, OP_DROPDOWN, OP_SELECT, OP_EVAL,
-              OP_FRAME, OP_READ, OP_SEARCH, OP_FIND, OP_LOCATE, OP_COMMANDS, OP_COMMAND, OP_CANCEL,
-              OP_WAIT, OP_DIALOGS, OP_DIALOG, OP_SCREENSHOT, OP_PDF, OP_DOWNLOADS, OP_DOWNLOAD, OP_UPLOAD,
-              OP_NET, OP_NET_SHOW, OP_NET_CLEAR, OP_NET_RULE_ADD, OP_NET_RULES, OP_NET_RULE_REMOVE,
-              OP_COOKIES, OP_COOKIE_SET, OP_COOKIE_DELETE, OP_AUTH_SET, OP_AUTH_CLEAR, OP_CONSOLE, OP_ERRORS)
-# Operations that may change the browser or broker state: a CLI-side timeout is unknown_outcome.
-MUTATING = frozenset({OP_CONNECT, OP_DISCONNECT, OP_OPEN, OP_CLOSE, OP_PROFILES, OP_CLICK, OP_TYPE,
-                      OP_KEYBOARD, OP_PRESS, OP_HOVER, OP_SCROLL, OP_SELECT, OP_EVAL, OP_DIALOG,
-                      OP_SCREENSHOT, OP_PDF, OP_DOWNLOAD, OP_UPLOAD,  # files: a file may have been written
-                      OP_NET_SHOW,  # with --save it writes a file
-                      OP_NET_CLEAR, OP_NET_RULE_ADD, OP_NET_RULE_REMOVE, OP_COOKIE_SET, OP_COOKIE_DELETE,
-                      OP_AUTH_SET, OP_AUTH_CLEAR})
-
 
 def canonical_json(value):
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

@@ -8,7 +8,7 @@ import this module (marshmallow costs ~90 ms); it trusts only size-bounded repli
 
 from marshmallow import EXCLUDE, RAISE, Schema, ValidationError, fields, validate, validates_schema
 
-from bp import protocol
+from bp import ops, protocol
 from bp.errors import ERROR_CODES
 
 
@@ -427,16 +427,16 @@ class NetArgs(Schema):
     limit = fields.Integer(strict=True, validate=validate.Range(1, 500))
     url = fields.String(validate=validate.Length(min=1, max=16384))
     method = fields.String(validate=validate.Regexp(r"^[A-Za-z]{1,32}$"))
-    status = fields.String(validate=validate.Regexp(r"^(?:[1-5][xX][xX]|[1-5]\d\d)$"))
+    status = fields.String(validate=validate.Regexp(r"^(?:[1-5][xX][xX]|[1-5][0-9][0-9])$"))
     type = fields.String(validate=validate.Length(min=1, max=256))
-    after = fields.String(validate=validate.Regexp(r"^(?:req-)?\d{1,12}$"))
+    after = fields.String(validate=validate.Regexp(r"^(?:req-)?[0-9]{1,12}$"))
 
 
 class NetShowArgs(Schema):
     class Meta:
         unknown = RAISE
 
-    id = fields.String(required=True, validate=validate.Regexp(r"^(?:req-)?\d{1,12}$"))
+    id = fields.String(required=True, validate=validate.Regexp(r"^(?:req-)?[0-9]{1,12}$"))
     reveal = fields.Boolean(truthy={True}, falsy={False})
     save = fields.Boolean(truthy={True}, falsy={False})
     outputDir = fields.String(validate=validate.Length(min=1, max=4096))
@@ -532,59 +532,19 @@ class ConsoleArgs(Schema):
     level = fields.String(validate=validate.OneOf(("debug", "info", "warning", "error")))
 
 
-ARGS_SCHEMAS = {
-    protocol.OP_PING: EmptyArgs(),
-    protocol.OP_STATUS: EmptyArgs(),
-    protocol.OP_BROWSERS: BrowserFilterArgs(),
-    protocol.OP_CONNECT: BrowserFilterArgs(),
-    protocol.OP_DISCONNECT: DisconnectArgs(),
-    protocol.OP_TABS: EmptyArgs(),
-    protocol.OP_TAB: TabArgs(),
-    protocol.OP_OPEN: OpenArgs(),
-    protocol.OP_CLOSE: CloseArgs(),
-    protocol.OP_PROFILES: ProfilesArgs(),
-    protocol.OP_PROFILE: ProfileArgs(),
-    protocol.OP_SNAPSHOT: SnapshotArgs(),
-    protocol.OP_CLICK: ClickArgs(),
-    protocol.OP_TYPE: TypeArgs(),
-    protocol.OP_SCROLL: ScrollArgs(),
-    protocol.OP_DROPDOWN: DropdownArgs(),
-    protocol.OP_SELECT: SelectArgs(),
-    protocol.OP_READ: ReadArgs(),
-    protocol.OP_SEARCH: SearchArgs(),
-    protocol.OP_FIND: FindArgs(),
-    protocol.OP_LOCATE: LocateArgs(),
-    protocol.OP_FRAME: FrameArgs(),
-    protocol.OP_EVAL: EvalArgs(),
-    protocol.OP_COMMANDS: CommandsArgs(),
-    protocol.OP_COMMAND: CommandArgs(),
-    protocol.OP_CANCEL: CommandArgs(),
-    protocol.OP_HOVER: HoverArgs(),
-    protocol.OP_KEYBOARD: KeyboardArgs(),
-    protocol.OP_PRESS: PressArgs(),
-    protocol.OP_WAIT: WaitArgs(),
-    protocol.OP_DIALOGS: EmptyArgs(),
-    protocol.OP_DIALOG: DialogArgs(),
-    protocol.OP_SCREENSHOT: ScreenshotArgs(),
-    protocol.OP_PDF: PdfArgs(),
-    protocol.OP_DOWNLOADS: EmptyArgs(),
-    protocol.OP_DOWNLOAD: DownloadArgs(),
-    protocol.OP_UPLOAD: UploadArgs(),
-    protocol.OP_NET: NetArgs(),
-    protocol.OP_NET_SHOW: NetShowArgs(),
-    protocol.OP_NET_CLEAR: EmptyArgs(),
-    protocol.OP_NET_RULE_ADD: NetRuleArgs(),
-    protocol.OP_NET_RULES: EmptyArgs(),
-    protocol.OP_NET_RULE_REMOVE: NetRemoveArgs(),
-    protocol.OP_COOKIES: CookiesArgs(),
-    protocol.OP_COOKIE_SET: CookieSetArgs(),
-    protocol.OP_COOKIE_DELETE: CookieDeleteArgs(),
-    protocol.OP_AUTH_SET: AuthArgs(),
-    protocol.OP_AUTH_CLEAR: EmptyArgs(),
-    protocol.OP_CONSOLE: ConsoleArgs(),
-    protocol.OP_ERRORS: ConsoleArgs(),
-}
+def _args_schemas():
+    """Operation name -> its argument schema, by the name bp/ops.py declares. A declared name
+    with no schema class fails here, at broker start, not on the first request."""
+    instances, table = {}, {}
+    for name, op in ops.OPS.items():
+        cls = globals().get(op.args)
+        if not (isinstance(cls, type) and issubclass(cls, Schema)):
+            raise RuntimeError(f"operation {name!r} names the args schema {op.args!r}, which bp.schemas lacks")
+        table[name] = instances.setdefault(op.args, cls())
+    return table
 
+
+ARGS_SCHEMAS = _args_schemas()
 REQUEST = RequestSchema()
 REPLY = ReplySchema()
 INSTALLATION = InstallationSchema()

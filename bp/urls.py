@@ -7,6 +7,7 @@ from bp.errors import invalid_argument
 
 MAX_URL_CHARS = 8192
 ALLOWED_SCHEMES = ("http", "https", "about", "file", "data")
+_BAD_HOST = re.compile(r'[\s\\<>^{|}"`]')  # never in a host; Chrome refuses them ('bp open \')
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):(.*)$", re.S)
 
 
@@ -20,7 +21,7 @@ def normalize(url):
     if any(ord(ch) < 0x20 or ord(ch) == 0x7f for ch in url):
         raise invalid_argument("url", "The URL contains control characters.")
     match = _SCHEME.match(url)
-    host_port = match and re.match(r"^\d+(/|$|\?|#)", match.group(2))  # "localhost:8080/x" has no scheme
+    host_port = match and re.match(r"^[0-9]+(/|$|\?|#)", match.group(2))  # "localhost:8080/x" has no scheme
     if not match or host_port:
         url = "https://" + url
         match = _SCHEME.match(url)
@@ -33,6 +34,6 @@ def normalize(url):
             parts.port  # noqa: B018 - raises on a malformed port
         except ValueError:
             raise invalid_argument("url", "The URL is malformed.") from None
-        if not parts.hostname or " " in parts.netloc:
+        if not parts.hostname or _BAD_HOST.search(parts.netloc):
             raise invalid_argument("url", "The URL has no valid host.")
     return url

@@ -47,7 +47,7 @@ def _now_ms():
 class Record:
     __slots__ = ("id", "op", "mutating", "status", "accepted_at", "deadline_at", "dispatched_at", "completed_at",
                  "target", "generation", "digest", "request_id", "cancel_requested", "reply", "error_code",
-                 "done", "browser", "_lock")
+                 "done", "browser", "definite", "_lock")
 
     def __init__(self, command_id, op, mutating, deadline_s, generation, digest, request_id, target, browser):
         self.id = command_id
@@ -67,6 +67,7 @@ class Record:
         self.error_code = None
         self.done = threading.Event()
         self.browser = browser
+        self.definite = False  # its failures are its own answer, never made unknown_outcome (attempting)
         self._lock = threading.Lock()
 
     # --- state changes (any thread) --------------------------------------------------------------
@@ -86,6 +87,20 @@ class Record:
                                    context={"commandId": self.id, "reason": "generation_changed"})
             self.status = "dispatched"
             self.dispatched_at = _now_ms()
+
+    def attempting(self):
+        """For a command that acts from its first step and whose failures are definite (connect:
+        a refused or impossible connection connected nothing): dispatched now, so a cancel is
+        never called certain, yet a failure stays what it is. No generation fence: connecting
+        is what makes a new generation."""
+        with self._lock:
+            if self.cancel_requested:
+                self.status = "cancelled"
+                raise BPError("command_cancelled", "The command was cancelled before it started.",
+                              context={"commandId": self.id})
+            self.status = "dispatched"
+            self.dispatched_at = _now_ms()
+            self.definite = True
 
     def cancel(self):
         """Request cancellation; deterministic before dispatch, best effort after."""
@@ -110,7 +125,7 @@ class Record:
                     reply = disconnected("The browser connection changed while the command ran; its result is not current.",
                                          context={"commandId": self.id}).envelope()
             code = None if reply.get("ok") else reply.get("code")
-            if code == "browser_disconnected" and self.status == "dispatched" and self.mutating:
+            if code == "browser_disconnected" and self.status == "dispatched" and self.mutating and not self.definite:
                 reply = BPError("unknown_outcome", "The browser connection was lost after the command reached the browser.",
                                 context={"commandId": self.id, "reason": "browser_disconnected"}).envelope()
                 code = "unknown_outcome"
@@ -265,6 +280,13 @@ class bound:
     def __exit__(self, *exc):
         _local.record = self.previous
         return False
+
+
+def attempting():
+    """Record.attempting for the current command, if it has a record."""
+    record = current()
+    if record is not None:
+        record.attempting()
 
 
 def dispatching(method=None):

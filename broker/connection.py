@@ -16,7 +16,7 @@ import time
 
 import zmq
 
-from bp import janitor_pipe as jp
+from bp import janitor_pipe as jp, text
 from bp.errors import BPError, disconnected
 from broker import commands
 
@@ -256,5 +256,6 @@ class BrowserConnection:
             slot = self._slots.get(call_id)
         if slot is None:
             return  # the caller gave up; the late answer is dropped
-        slot.reply = json.loads(payload) if isinstance(payload, bytes) else payload
+        # Page text may hold lone surrogates: replaced here, where page data enters the broker.
+        slot.reply = text.loads(payload) if isinstance(payload, bytes) else payload
         slot.event.set()

@@ -52,6 +52,8 @@ def _in_world(session, source, opts, timeout_s, await_promise=False):
         if reply.get("exceptionDetails"):
             details = reply["exceptionDetails"]
             text = (details.get("exception") or {}).get("description") or details.get("text") or "script failed"
+            if "is not a valid selector" in text:  # the Agent's --selector, not the script, is wrong
+                raise invalid_argument("selector", "The selector is not valid CSS.", reason="invalid_selector")
             raise BPError("internal_error", "A Browser Pilot script failed in the page.",
                           context={"detail": text.splitlines()[0][:200]})
         return (reply.get("result") or {}).get("value")

@@ -42,6 +42,7 @@ import re
 import threading
 import time
 
+from bp import globs
 from bp.errors import BPError, invalid_argument
 
 log = logging.getLogger("broker.network")
@@ -71,10 +72,35 @@ _LEVEL_OF = {"log": "info", "info": "info", "debug": "debug", "dir": "info", "di
              "timeEnd": "debug", "warning": "warning", "error": "error"}
 
 
-def glob_matcher(pattern):
-    """A case-insensitive full-match glob where only `*` is special (contract §1.3)."""
-    regex = ".*".join(re.escape(part) for part in pattern.split("*"))
-    return re.compile(regex, re.IGNORECASE | re.DOTALL).fullmatch
+def glob_matcher(pattern, field="url"):
+    """A case-insensitive full-match glob where only `*` is special (contract §1.3), in linear time."""
+    return globs.matcher(pattern, field)
+
+
+# Header names Chrome refuses to override in continueRequest/fulfillRequest, or that would change
+# where or how a request travels; refused when a rule is added.
+FORBIDDEN_HEADERS = frozenset({"host", "content-length", "transfer-encoding", "connection", "keep-alive", "upgrade",
+                               "te", "trailer", "proxy-connection", "expect", "http2-settings"})
+HEADER_NAME_RE = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$")
+_HEADER_VALUE_BAD = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # CR, LF, NUL...: tab is allowed
+_URL_CREDENTIALS = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#@]*@")
+
+
+def check_header(name, value, field="headers"):
+    """invalid_argument unless `name: value` is a header a rule may set (RFC 9110 token name, no
+    control character in the value, not a hop-by-hop or routing header)."""
+    if not isinstance(name, str) or not HEADER_NAME_RE.match(name):
+        raise invalid_argument(field, "A header name is a token: letters, digits and !#$%&'*+-.^_`|~.")
+    if name.lower() in FORBIDDEN_HEADERS:
+        raise invalid_argument(field, f"The {name} header cannot be set by a rule.", header=name[:64])
+    if not isinstance(value, str) or len(value) > MAX_HEADER_VALUE or _HEADER_VALUE_BAD.search(value):
+        raise invalid_argument(field, f"The value of {name} holds a line break or control character (or is over "
+                               f"{MAX_HEADER_VALUE} characters).", header=name[:64])
+
+
+def without_credentials(url):
+    """The URL with any user:password@ removed: the journal never keeps URL credentials."""
+    return _URL_CREDENTIALS.sub(r"\1", url, count=1)
 
 
 def _now_ms():
@@ -110,7 +136,7 @@ class Entry:
     __slots__ = ("id", "seq", "session", "request_id", "method", "url", "type", "status", "status_text",
                  "mime", "from_cache", "failed", "error", "started", "started_mono", "duration", "size",
                  "request_headers", "response_headers", "post_data", "post_truncated", "has_post", "finished",
-                 "blocked_by")
+                 "blocked_by", "rule_refused")
 
     def __init__(self, seq, session, request_id, request, resource_type):
         self.seq = seq
@@ -118,7 +144,7 @@ class Entry:
         self.session = session
         self.request_id = request_id
         self.method = str(request.get("method") or "GET")[:32]
-        self.url = str(request.get("url") or "")[:MAX_URL]
+        self.url = without_credentials(str(request.get("url") or ""))[:MAX_URL]
         self.type = str(resource_type or "other").lower()[:32]
         self.status = self.status_text = self.mime = self.error = self.duration = self.size = None
         self.from_cache = self.failed = self.finished = False
@@ -131,6 +157,7 @@ class Entry:
         self.post_data = post[:MAX_POST_STORED] if isinstance(post, str) else None
         self.post_truncated = isinstance(post, str) and len(post) > MAX_POST_STORED
         self.blocked_by = None
+        self.rule_refused = None  # why Chrome refused a rule's change; the request went on unmodified
 
     def response(self, response):
         self.status = response.get("status")
@@ -164,6 +191,8 @@ class Entry:
         if self.failed:
             row["failed"] = True
             row["errorText"] = self.error
+        if self.rule_refused:
+            row["ruleRefused"] = self.rule_refused
         return row
 
 
@@ -172,7 +201,7 @@ class Rule:
         self.id = "rule:" + os.urandom(8).hex()
         self.kind = kind
         self.pattern = pattern
-        self.match = glob_matcher(pattern)
+        self.match = glob_matcher(pattern, "pattern")
         self.status = status
         self.body = body  # bytes (mock)
         self.content_type = content_type
@@ -187,7 +216,10 @@ class Rule:
             if self.content_type:
                 row["contentType"] = self.content_type
         if self.kind == "headers":
-            row["headers"] = [dict(h) for h in self.headers]
+            # Echoed like `net show` does: the values of sensitive headers never leave again.
+            row["headers"], redacted = redact([dict(h) for h in self.headers], False)
+            if redacted:
+                row["redactedHeaders"] = redacted
         return row
 
 
@@ -225,6 +257,7 @@ class Hub:
         self.broker = broker
         self.lock = threading.RLock()
         self.states = {}  # key -> KeyState
+        self._checks = None  # threads that read Chrome's answer to a rule's change (_send_checked)
 
     # --- state per key ---------------------------------------------------------------------------
 
@@ -435,9 +468,9 @@ class Hub:
             headers = [{"name": "Content-Type", "value": rule.content_type or "text/plain; charset=utf-8"},
                        {"name": "Content-Length", "value": str(len(rule.body))},
                        {"name": "Access-Control-Allow-Origin", "value": "*"}]
-            self._send(session, "Fetch.fulfillRequest", {"requestId": request_id, "responseCode": rule.status,
-                                                         "responseHeaders": headers,
-                                                         "body": base64.b64encode(rule.body).decode("ascii")})
+            self._send_checked(session, state, params, "Fetch.fulfillRequest", {
+                "requestId": request_id, "responseCode": rule.status, "responseHeaders": headers,
+                "body": base64.b64encode(rule.body).decode("ascii")})
         else:
             merged = {}
             for name, value in (request.get("headers") or {}).items():
@@ -445,8 +478,36 @@ class Hub:
             for r in sorted([r for r in rules if r.kind == "headers" and r.match(url)], key=lambda r: r.added):
                 for h in r.headers:  # later rules override earlier ones for the same name
                     merged[h["name"].lower()] = (h["name"], h["value"])
-            self._send(session, "Fetch.continueRequest", {"requestId": request_id, "headers": [
+            self._send_checked(session, state, params, "Fetch.continueRequest", {"requestId": request_id, "headers": [
                 {"name": n, "value": v} for n, v in merged.values()]})
+
+    def _send_checked(self, session, state, paused, method, params):
+        """Send a rule's change of a paused request and read Chrome's answer off the relay thread:
+        if Chrome refuses it, the request continues unmodified (never left paused) and its
+        journal entry says why."""
+        def run():
+            try:
+                session.call(method, params, timeout_s=10.0)
+                return
+            except BPError as exc:
+                reason = exc.message[:200]
+            log.warning("the browser refused a network rule's %s; the request continues unmodified", method)
+            self._send(session, "Fetch.continueRequest", {"requestId": params["requestId"]})
+            if state is not None:
+                with self.lock:
+                    entry = state.by_request.get((session.session_id, paused.get("networkId")))
+                    if entry is not None:
+                        entry.rule_refused = reason
+
+        self._checker().submit(run)
+
+    def _checker(self):
+        with self.lock:
+            if self._checks is None:
+                from concurrent.futures import ThreadPoolExecutor
+
+                self._checks = ThreadPoolExecutor(max_workers=4, thread_name_prefix="net-rule")
+            return self._checks
 
     def _auth(self, session, state, params):
         request_id = params.get("requestId")
@@ -571,7 +632,7 @@ def release_key(broker, key):
 
 # --- commands (request threads) ------------------------------------------------------------------
 
-STATUS_RE = re.compile(r"^([1-5])xx$|^(\d{3})$", re.I)
+STATUS_RE = re.compile(r"^([1-5])xx$|^([0-9]{3})$", re.I)
 
 
 def list_requests(hub_, agent, args):
@@ -617,7 +678,7 @@ def list_requests(hub_, agent, args):
 
 
 def _seq_of(value, field):
-    m = re.match(r"^(?:req-)?(\d{1,12})$", str(value))
+    m = re.match(r"^(?:req-)?([0-9]{1,12})$", str(value))
     if not m:
         raise invalid_argument(field, "Give a request id like req-12.")
     return int(m.group(1))
@@ -718,9 +779,13 @@ def add_rule(hub_, agent, args):
             body = (args.get("body") or "").encode("utf-8")
         if len(body) > MAX_MOCK_BODY:
             raise invalid_argument("body", f"A mock body is at most {MAX_MOCK_BODY} bytes.")
+        if args.get("contentType") is not None:
+            check_header("Content-Type", args["contentType"], "contentType")
         rule = Rule("mock", pattern, status=args.get("status", 200), body=body,
                     content_type=args.get("contentType"))
     elif kind == "headers":
+        for header in args["headers"]:
+            check_header(header["name"], header["value"])
         rule = Rule("headers", pattern, headers=[{"name": h["name"], "value": h["value"]} for h in args["headers"]])
     else:
         rule = Rule("block", pattern)

@@ -539,6 +539,9 @@ def _runtime(target, method, params, deadline, tab=None):
         if "returned by value" in exc.message or "reference chain" in exc.message:
             raise invalid_argument("expression", "The result cannot be returned as JSON (e.g. a window or a "
                                    "cyclic object); return plain data instead.", reason="not_serializable") from None
+        if "stack limit exceeded" in exc.message:  # Chrome's own bound on a value's nesting
+            raise invalid_argument("expression", "The result nests too deeply to be returned as JSON; return "
+                                   "flatter data instead.", reason="too_deep") from None
         raise
     if reply is None:
         if tab.dialog_open():

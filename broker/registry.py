@@ -1,7 +1,14 @@
-"""Operation name -> handler. Handlers live in broker/handlers/<family>.py and register here."""
+"""Operation name -> handler. Handlers live in broker/handlers/<family>.py and register here.
+
+What an operation needs comes from its declaration in bp/ops.py: a FRONT or REQUEST handler is
+fn(broker, request); a TAB handler is fn(tab), run on the selected tab's worker with one `Tab`
+context, and with observe_after=True the tab is observed afresh after it (an action's reply).
+"""
 
 import time
 from dataclasses import dataclass, field
+
+from bp import ops
 
 
 @dataclass
@@ -30,17 +37,137 @@ class Request:
 
 
 @dataclass
+class Tab:
+    """What a tab handler works with: the Agent, its selected tab (raw target id) and that tab's
+    CDP session, on the tab's worker, with the command's arguments and deadline."""
+
+    broker: object
+    request: Request
+    agent: object
+    raw: str
+    session: object
+    deadline: float  # time.monotonic() by which the command must answer
+
+    @property
+    def args(self):
+        return self.request.args
+
+    def remaining(self, floor=0.0):
+        """Seconds left before the deadline, at least `floor`."""
+        return max(floor, self.deadline - time.monotonic())
+
+    def parts(self):
+        """(broker, agent, raw, session, args, deadline): the positional shape the action
+        modules (broker/actions.py, keyboard.py, scroll.py, select.py, files.py) take."""
+        return self.broker, self.agent, self.raw, self.session, self.args, self.deadline
+
+
+@dataclass
 class Handler:
-    fn: object
-    inline: bool  # answered on the front loop itself: must never block
+    fn: object  # fn(broker, request) -> result dict, whatever the op's own handler shape
+    op: ops.Op  # its declaration
+
+    @property
+    def inline(self):
+        """Answered on the front loop itself: must never block."""
+        return self.op.runs == ops.FRONT
 
 
 HANDLERS = {}
 
 
-def handler(op, *, inline=False):
+def handler(op, *, observe_after=False, create=False, pick=None):
+    """Register the handler of `op` (declared in bp/ops.py: an undeclared op, which would have no
+    schema, fails here). For a TAB op: `create` lets a missing selected tab be opened (as
+    snapshot does), `pick(broker, agent, request)` chooses the tab instead (as open does)."""
+    declared = ops.OPS[op]
+
     def register(fn):
-        HANDLERS[op] = Handler(fn, inline)
+        if op in HANDLERS:
+            raise RuntimeError(f"operation {op!r} has two handlers")
+        if declared.runs == ops.TAB:
+            def serve(broker, request):
+                return on_tab(broker, request, fn, create=create, pick=pick, observe_after=observe_after)
+        else:
+            if observe_after or create or pick:
+                raise RuntimeError(f"operation {op!r} does not run on a tab (bp/ops.py)")
+            serve = fn
+        HANDLERS[op] = Handler(serve, declared)
         return fn
 
     return register
+
+
+def check_complete():
+    """Every declared operation has a handler (called once the handlers are imported)."""
+    missing = sorted(set(ops.OPS) - set(HANDLERS))
+    if missing:
+        raise RuntimeError(f"declared operations without a handler: {missing}")
+
+
+def on_tab(broker, request, fn, *, create=False, pick=None, observe_after=False):
+    """Run fn(tab) on the worker of the Agent's selected tab (or of the tab `pick` chose)."""
+    from broker import routing
+    from broker.tabs import session_for
+
+    agent = routing.agent_for(broker, request)
+    raw = pick(broker, agent, request) if pick else routing.selected_tab(broker, agent, request, create=create)
+    deadline = time.monotonic() + request.remaining()
+
+    def run(worker):
+        tab = Tab(broker, request, agent, raw, session_for(worker, broker.browser), deadline)
+        return _observed(tab, fn) if observe_after else fn(tab)
+
+    return broker.browser.workers.run(raw, run, timeout_s=request.remaining())
+
+
+def _observed(tab, action):
+    """An action's reply: its evidence and a fresh observation of the tab."""
+    from bp.errors import BPError
+    from broker import observe
+
+    evidence = action(tab)
+    if tab.session.dialog is not None:
+        # A JavaScript dialog blocks the page: answer with the evidence, not a hung observation.
+        from broker import dialogs
+
+        return {"evidence": evidence, "dialog": dialogs.brief(tab.session)}
+    name = tab.request.op
+    try:
+        result = observe.observe(tab.broker, tab.agent, tab.raw, tab.session, tab.args.get("limit", 50),
+                                 timeout_s=tab.remaining(floor=1.0))
+    except BPError as exc:
+        raise BPError("unknown_outcome", f"The {name} was dispatched but the page could not be observed after it.",
+                      context={"action": name, "reason": exc.code, "evidence": evidence}) from None
+    result["evidence"] = evidence
+    _watchdog(tab.agent, tab.raw, evidence, result)
+    return result
+
+
+STREAK = 3  # consecutive actions without progress on one tab before the watchdog hint
+
+
+def _no_progress(evidence):
+    if evidence.get("status") == "mismatch":
+        return "mismatch"
+    if evidence.get("status") == "unavailable" and evidence.get("reason") == "no_observable_effect":
+        return "no_effect"
+    if evidence.get("action") == "scroll" and evidence.get("moved") is False:
+        return "no_effect"
+    return None
+
+
+def _watchdog(agent, raw, evidence, result):
+    """Three consecutive actions on the same tab that mismatched or changed nothing observable
+    add one `repeated_action` hint (once per streak). Progress or a navigation resets it."""
+    reason = _no_progress(evidence)
+    if reason is None or "navigation" in (evidence.get("effects") or ()):
+        agent.streaks.pop(raw, None)
+        return
+    streak = agent.streaks.get(raw, 0) + 1
+    agent.streaks[raw] = streak
+    if streak == STREAK:
+        result.setdefault("hints", []).append({
+            "code": "repeated_action", "source": "watchdog", "confidence": "strong",
+            "recommendedAction": "change_strategy", "streak": streak, "reason": reason})
+        del result["hints"][16:]

@@ -19,21 +19,21 @@ import zmq
 from marshmallow import ValidationError
 
 import bp
-from bp import identity, locator, paths, protocol, schemas
+from bp import identity, locator, ops, paths, protocol, schemas, text
 from bp.errors import BPError, failure, invalid_argument
 from broker import commands, handlers  # noqa: F401  (registers the handlers)
 from broker.agents import Agents
 from broker.browser import Browser
-from broker.registry import HANDLERS, Request
+from broker.registry import HANDLERS, Request, check_complete
 
 log = logging.getLogger("broker")
 
 POLL_MS = 200
 SWEEP_INTERVAL_S = 1.0
 REQUEST_THREADS = 64  # waits hold one each while they poll; dialog answers must still get one
-# Operations that are not browser commands of an Agent: no command record.
-UNRECORDED = frozenset({"ping", "status", "browsers", "connect", "disconnect", "tabs", "profiles", "profile",
-                        "commands", "command", "cancel", "dialogs"})
+# Operations that are not browser commands of an Agent: no command record (bp/ops.py, recorded).
+UNRECORDED = frozenset(ops.OPS) - ops.RECORDED
+check_complete()  # every declared operation has a handler, and (bp.schemas) an argument schema
 
 
 class Broker:
@@ -99,6 +99,7 @@ class Broker:
     def serve(self):
         front = self.ctx.socket(zmq.ROUTER)
         front.setsockopt(zmq.LINGER, 500)
+        front.setsockopt(zmq.MAXMSGSIZE, protocol.MAX_REQUEST_FRAME)
         replies = self.ctx.socket(zmq.PULL)
         replies.bind(self._replies_address)
         self.publish(front)
@@ -112,12 +113,19 @@ class Broker:
                 ready = dict(poller.poll(POLL_MS))
                 if front in ready:
                     frames = front.recv_multipart()
-                    self.dispatch(front, frames)
+                    try:
+                        self.dispatch(front, frames)
+                    except Exception:  # whatever a frame holds, it must not stop the broker
+                        log.exception("request dispatch failed")
+                        self._answer_crash(front, frames)
                 while replies.poll(0):
                     front.send_multipart(replies.recv_multipart())
                 if time.monotonic() >= next_sweep:
                     next_sweep = time.monotonic() + SWEEP_INTERVAL_S
-                    self.sweep()
+                    try:
+                        self.sweep()
+                    except Exception:  # housekeeping must not stop the service either
+                        log.exception("lease sweep failed")
             # Let replies already computed (e.g. the disconnect that asked us to stop) go out.
             deadline = time.monotonic() + 1.0
             while time.monotonic() < deadline and replies.poll(50):
@@ -133,6 +141,15 @@ class Broker:
             front.close(linger=500)
             replies.close(linger=0)
             self.ctx.destroy(linger=0)
+
+    def _answer_crash(self, front, frames):
+        if len(frames) < 3 or frames[-2] != b"":
+            return
+        try:
+            front.send_multipart(frames[:-1] + [self.encode(
+                failure("internal_error", "The Browser Pilot service failed on this request; see its log."))])
+        except zmq.ZMQError:
+            log.exception("could not answer a failed request")
 
     def dispatch(self, front, frames):
         if len(frames) < 3 or frames[-2] != b"":
@@ -154,8 +171,7 @@ class Broker:
                 return
         if entry.inline:
             front.send_multipart(route + [self.encode(self.run(entry.fn, request))])
-            for callback in request.after_reply:
-                callback()
+            self._after_reply(request)
         else:
             self._pool.submit(self._run_threaded, route, entry.fn, request)
 
@@ -186,22 +202,33 @@ class Broker:
 
     def _run_threaded(self, route, fn, request):
         record = request.record
-        with commands.bound(record):
-            if record is not None and record.status == "cancelled":
-                reply = failure("command_cancelled", "The command was cancelled before it started.",
-                                context={"commandId": record.id})
-            else:
-                reply = self.run(fn, request)
-        if record is not None:
-            reply = record.finish(reply)
+        try:
+            with commands.bound(record):
+                if record is not None and record.status == "cancelled":
+                    reply = failure("command_cancelled", "The command was cancelled before it started.",
+                                    context={"commandId": record.id})
+                else:
+                    reply = self.run(fn, request)
+            if record is not None:
+                reply = record.finish(reply)
+        except Exception:  # a reply is always sent: a dropped one reads as a dead broker to the CLI
+            log.exception("request %s failed after its handler", request.op)
+            reply = failure("internal_error", "The Browser Pilot service failed on this request; see its log.")
         reply = self.encode(reply)
         push = getattr(self._local, "push", None)
         if push is None:
             push = self._local.push = self.ctx.socket(zmq.PUSH)
             push.connect(self._replies_address)
         push.send_multipart(route + [reply])
+        self._after_reply(request)
+
+    @staticmethod
+    def _after_reply(request):
         for callback in request.after_reply:
-            callback()
+            try:
+                callback()
+            except Exception:  # the reply is already out: log, never answer twice
+                log.exception("a step after the reply of %s failed", request.op)
 
     def parse(self, payload):
         if len(payload) > protocol.MAX_REQUEST_BYTES:
@@ -209,10 +236,13 @@ class Broker:
                           context={"field": "request", "maxBytes": protocol.MAX_REQUEST_BYTES})
         try:
             data = json.loads(payload)
+        except RecursionError:
+            raise _too_deep() from None
         except ValueError:
             raise invalid_argument("request", "The request is not valid JSON.") from None
         if not isinstance(data, dict):
             raise invalid_argument("request", "The request must be a JSON object.")
+        data = _as_data(data, 0)
         version = data.get("v")
         if isinstance(version, list) and len(version) == 2 and all(isinstance(x, int) for x in version) \
                 and not protocol.compatible(version):
@@ -243,11 +273,21 @@ class Broker:
 
     @staticmethod
     def encode(reply):
-        errors = schemas.REPLY.validate(reply)
-        if errors:
-            log.error("refusing to send a malformed reply: %s", errors)
-            reply = failure("internal_error", "The service produced a malformed reply.")
-        return json.dumps(reply, separators=(",", ":"), ensure_ascii=False).encode()
+        """The reply's bytes; never raises. Lone surrogates (page text, say) become U+FFFD."""
+        try:
+            errors = schemas.REPLY.validate(reply)
+            if errors:
+                log.error("refusing to send a malformed reply: %s", errors)
+                reply = failure("internal_error", "The service produced a malformed reply.")
+            encoded = json.dumps(reply, separators=(",", ":"), ensure_ascii=False)
+        except Exception:  # too deep, or not JSON at all
+            log.exception("refusing to send a reply that does not encode")
+            encoded = json.dumps(failure("internal_error", "The service produced a reply it cannot encode; see its log."))
+        data = text.clean(encoded).encode()
+        if len(data) > protocol.MAX_REPLY_BYTES:  # the CLI's socket would drop it unread
+            data = json.dumps(failure("result_too_large", f"The reply is larger than {protocol.MAX_REPLY_BYTES} bytes.",
+                                      context={"maxBytes": protocol.MAX_REPLY_BYTES})).encode()
+        return data
 
     # --- housekeeping ----------------------------------------------------------------------------
 
@@ -272,12 +312,33 @@ class Broker:
         return closed
 
 
+def _too_deep():
+    return invalid_argument("request", f"The request nests deeper than {protocol.MAX_REQUEST_DEPTH} levels.",
+                            maxDepth=protocol.MAX_REQUEST_DEPTH)
+
+
+def _as_data(value, depth):
+    """The decoded request with its depth bounded and lone surrogates in every string (keys
+    included) replaced, so nothing downstream (errors echoing a key, records, rules) holds text
+    that cannot be encoded."""
+    if depth > protocol.MAX_REQUEST_DEPTH:
+        raise _too_deep()
+    if isinstance(value, str):
+        return text.clean(value)
+    if isinstance(value, dict):
+        return {text.clean(k): _as_data(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_data(v, depth + 1) for v in value]
+    return value
+
+
 def _load(schema, data, prefix=""):
     try:
         return schema.load(data)
     except ValidationError as exc:
         field, message = schemas.first_error(exc.messages, prefix)
-        raise invalid_argument(field, f"Invalid request: {field}: {message}") from None
+        field = field[:128]  # a field name is the caller's text: bounded in the reply
+        raise invalid_argument(field, f"Invalid request: {field}: {str(message)[:512]}") from None
 
 
 def main():

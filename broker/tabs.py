@@ -13,7 +13,7 @@ import time
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 
-from bp.errors import BPError
+from bp.errors import BPError, invalid_argument
 from broker import commands
 
 log = logging.getLogger("broker.tabs")
@@ -301,7 +301,12 @@ class TabSession(FrameSessions):
                           retryable=True, context=self.dialog_context())
         since = self.mark()
         # Page.navigate itself does not answer while a beforeunload dialog is pending.
-        reply = self.call("Page.navigate", {"url": url}, timeout_s=timeout_s, abort=self.dialog_open)
+        try:
+            reply = self.call("Page.navigate", {"url": url}, timeout_s=timeout_s, abort=self.dialog_open)
+        except BPError as exc:
+            if "invalid URL" in exc.message:  # the Agent's URL, not the service, is at fault
+                raise invalid_argument("url", "The browser refuses this URL as invalid.") from None
+            raise
         if reply is None:
             return {"dialog": True}
         if reply.get("errorText"):

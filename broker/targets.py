@@ -4,10 +4,11 @@ The table is per connection generation. Raw CDP target and context ids stay in h
 janitor; Agents only ever see opaque ids (broker/agents.py) and profile ids minted below.
 """
 
-import json
 import logging
 import threading
 import uuid
+
+from bp import text
 
 log = logging.getLogger("broker.targets")
 
@@ -47,10 +48,11 @@ class Targets:
     # --- events (called on the janitor-relay thread: keep it short) ------------------------------
 
     def on_event(self, method, raw):
+        # Page text (titles, URLs, console text) may hold lone surrogates: text.loads replaces them.
         if method is None:
             return
         if self.on_download is not None and (method.startswith("Browser.download") or method == "Page.downloadWillBegin"):
-            message = json.loads(raw)
+            message = text.loads(raw)
             session = self.sessions.get(message.get("sessionId")) if message.get("sessionId") else None
             self.on_download(method, message.get("params") or {}, getattr(session, "raw_id", None))
             if method == "Browser.downloadWillBegin":
@@ -62,11 +64,11 @@ class Targets:
                         tab.deliver(method, message.get("params") or {})
                         break
         if method.startswith("Target.") and b'"sessionId"' not in raw[-160:]:
-            message = json.loads(raw)
+            message = text.loads(raw)
             self.apply(method, message.get("params") or {})
             return
         if b'"sessionId"' in raw[-160:]:
-            message = json.loads(raw)
+            message = text.loads(raw)
             session = self.sessions.get(message.get("sessionId"))
             if session is not None:
                 session.deliver(method, message.get("params") or {})

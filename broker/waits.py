@@ -20,11 +20,11 @@ Conditions:
   session's bounded event buffer; the suggested file name only).
 """
 
-import re
 import threading
 import time
 import weakref
 
+from bp import globs
 from bp.errors import BPError
 from broker import page, routing
 from broker.tabs import session_for
@@ -40,9 +40,8 @@ TRANSIENT = frozenset({"internal_error", "action_not_verified", "unknown_outcome
 
 
 def url_matcher(pattern):
-    """A case-insensitive full-match glob where only `*` is special."""
-    regex = ".*".join(re.escape(part) for part in pattern.split("*"))
-    return re.compile(regex, re.IGNORECASE | re.DOTALL).fullmatch
+    """A case-insensitive full-match glob where only `*` is special, in linear time."""
+    return globs.matcher(pattern, "url")
 
 
 def _cancelled(request):

@@ -1,20 +1,27 @@
 """The thin client: one ZeroMQ REQ round trip to the broker, bounded by a timeout.
 
-Make a socket, LINGER 0, send, poll in short slices (so SIGINT/SIGTERM are noticed), close.
-No psutil and no marshmallow here: this is every Agent step's path.
+Connect, send, wait in short slices (so SIGINT/SIGTERM are noticed), close. The REQ side of the
+wire is cli/zmtp.py (standard library): no pyzmq, psutil or marshmallow on every Agent step's path.
 """
 
 import fcntl
 import os
 
-import zmq
-
-from bp import paths, protocol
+from bp import ops, paths, protocol
 from bp.envelope import check_reply
 from bp.errors import BPError, disconnected, remediation
-from cli import signals
+from cli import signals, zmtp
 
 SLICE_MS = 100
+
+
+class Settings:
+    """What the global options resolved to, for every command."""
+
+    def __init__(self, client_key, request_id, timeout_ms):
+        self.client_key = client_key
+        self.request_id = request_id
+        self.timeout_ms = timeout_ms
 
 
 def broker_running(home_dir):
@@ -39,46 +46,47 @@ def unresponsive_error():
 
 
 def exchange(home_dir, payload, wait_ms, interruptible=True):
-    """Send one request and return the parsed reply, or None when none came within wait_ms."""
-    ctx = zmq.Context.instance()
-    sock = ctx.socket(zmq.REQ)
-    sock.setsockopt(zmq.LINGER, 0)
-    try:
-        sock.connect("ipc://" + paths.socket_path(home_dir))
-        sock.send(payload)
-        remaining = wait_ms
-        while remaining > 0:
-            if interruptible:
-                signals.check()
-            if sock.poll(min(SLICE_MS, remaining)):
-                return check_reply(sock.recv(copy=True))
-            remaining -= SLICE_MS
-        return None
-    finally:
-        sock.close(linger=0)
+    """Send one request and return the parsed reply, or None when none came within wait_ms.
+    Raises zmtp.NotDelivered when the request never reached the broker."""
+    tick = signals.check if interruptible else None
+    with zmtp.Req(paths.socket_path(home_dir), tick=tick, slice_s=SLICE_MS / 1000.0) as req:
+        req.connect(min(wait_ms, protocol.HEALTH_WAIT_MS) / 1000.0)
+        req.send(payload)
+        try:
+            raw = req.recv(wait_ms / 1000.0, protocol.MAX_REPLY_BYTES)
+        except zmtp.TooLarge:
+            raise BPError("result_too_large", f"The service's reply exceeds {protocol.MAX_REPLY_BYTES} bytes.") from None
+        except OSError:
+            return None  # the connection broke after the request went out: no answer
+        return None if raw is None else check_reply(raw)
 
 
-def call(settings, op, args, *, installation=None, mutating=None, long_running=False):
+def call(settings, op, args, *, installation=None):
     """One operation against the running broker; never starts one.
 
-    A quick operation must answer within HEALTH_WAIT_MS (bounded by --timeout); a long one is
-    preceded by a ping with that bound, then waits for its own deadline plus a margin."""
+    How it waits is the operation's own (bp/ops.py): a quick operation must answer within
+    HEALTH_WAIT_MS (bounded by --timeout); a long one is preceded by a ping with that bound, then
+    waits for its own deadline plus a margin (a busy tab is not a dead broker)."""
     home_dir = paths.home()
     if not broker_running(home_dir):
         raise disconnected("The Browser Pilot service is not running.", context={"reason": "not_running"})
-    mutating = op in protocol.MUTATING if mutating is None else mutating
+    declared = ops.OPS[op]
+    mutating, long_running = declared.mutating, declared.long
     health_ms = min(protocol.HEALTH_WAIT_MS, settings.timeout_ms)
-    if long_running:
-        _, ping = protocol.encode_request(protocol.OP_PING, settings.client_key, {}, timeout_ms=settings.timeout_ms)
-        if exchange(home_dir, ping, health_ms) is None:
-            raise unresponsive_error()
-    request, payload = protocol.encode_request(op, settings.client_key, args, timeout_ms=settings.timeout_ms,
-                                               request_id=settings.request_id, installation=installation)
-    wait_ms = settings.timeout_ms + protocol.REPLY_MARGIN_MS if long_running else health_ms
     try:
-        reply = exchange(home_dir, payload, wait_ms)
-    except signals.Interrupted as exc:
-        raise _interrupted(exc, request, mutating, home_dir, settings) from None
+        if long_running:
+            _, ping = protocol.encode_request(protocol.OP_PING, settings.client_key, {}, timeout_ms=settings.timeout_ms)
+            if exchange(home_dir, ping, health_ms) is None:
+                raise unresponsive_error()
+        request, payload = protocol.encode_request(op, settings.client_key, args, timeout_ms=settings.timeout_ms,
+                                                   request_id=settings.request_id, installation=installation)
+        wait_ms = settings.timeout_ms + protocol.REPLY_MARGIN_MS if long_running else health_ms
+        try:
+            reply = exchange(home_dir, payload, wait_ms)
+        except signals.Interrupted as exc:
+            raise _interrupted(exc, request, mutating, home_dir, settings) from None
+    except zmtp.NotDelivered:
+        raise unresponsive_error() from None  # nothing reached the broker: nothing can have happened
     if reply is None:
         if mutating:
             raise BPError("unknown_outcome", "No reply before the timeout; the operation may or may not have happened.",
@@ -111,7 +119,7 @@ def _interrupted(interrupt, request, mutating, home_dir, settings):
                                          {"commandId": request["commandId"]}, timeout_ms=CANCEL_WAIT_MS)
     try:
         answer = exchange(home_dir, payload, CANCEL_WAIT_MS, interruptible=False)
-    except BPError:
+    except (BPError, zmtp.NotDelivered):
         answer = None
     command = (answer or {}).get("command") or {}
     status = command.get("status")

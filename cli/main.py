@@ -10,6 +10,7 @@ import click
 
 import bp
 from bp import protocol
+from cli.client import Settings
 
 # command name -> (module, attribute). One module per command family.
 COMMANDS = {
@@ -65,15 +66,6 @@ GLOBAL_OPTIONS_EPILOG = (
 )
 
 
-class Settings:
-    """What the global options resolved to, for every command."""
-
-    def __init__(self, client_key, request_id, timeout_ms):
-        self.client_key = client_key
-        self.request_id = request_id
-        self.timeout_ms = timeout_ms
-
-
 class LazyGroup(click.Group):
     def list_commands(self, ctx):
         return sorted(COMMANDS)
@@ -98,11 +90,23 @@ def _check(pattern, field, label):
     return validate
 
 
+def _ascii_int(value):
+    """int() also reads Unicode digits ('١', '１'); a number on Browser Pilot's command line is
+    ASCII, so `bp click ١` is refused instead of clicking ref 1."""
+    if isinstance(value, str) and not value.isascii():
+        raise ValueError(value)
+    return int(value, 10) if isinstance(value, str) else int(value)
+
+
+# Every INTEGER / IntRange option and argument parses through click's IntParamType.
+click.types.IntParamType._number_class = staticmethod(_ascii_int)
+
+
 def _timeout(ctx, param, value):
     if value is None:
         return protocol.TIMEOUT_DEFAULT_MS
     try:
-        number = int(value, 10)
+        number = _ascii_int(value)
     except ValueError:
         number = None
     if number is None or not protocol.TIMEOUT_MIN_MS <= number <= protocol.TIMEOUT_MAX_MS:
@@ -204,6 +208,10 @@ def _parser_code(exc):
 def main(argv=None):
     from cli.output import finish
 
+    from bp import text
+
+    # Undecodable argv bytes arrive surrogate-escaped; as U+FFFD they can travel as UTF-8.
+    argv = text.clean_argv(sys.argv[1:] if argv is None else argv)
     try:
         cli.main(args=argv, prog_name="bp", standalone_mode=False)
     except click.UsageError as exc:

@@ -13,14 +13,17 @@ import time
 
 from bp import identity, locator, paths, protocol
 from bp.errors import BPError, disconnected
-from cli import client
+from cli import client, zmtp
 
 START_WAIT_S = 15.0
 
 
 def _ping(home_dir, settings, wait_ms):
     _, payload = protocol.encode_request(protocol.OP_PING, settings.client_key, {}, timeout_ms=settings.timeout_ms)
-    return client.exchange(home_dir, payload, wait_ms)
+    try:
+        return client.exchange(home_dir, payload, wait_ms)
+    except zmtp.NotDelivered:
+        return None  # not listening (yet): the same as no answer for a ping
 
 
 def _healthy(home_dir, settings):

@@ -33,6 +33,8 @@ class Janitor:
         self.pipe = self.ctx.socket(zmq.PAIR)
         self.pipe.setsockopt(zmq.LINGER, 1000)
         self.pipe.setsockopt(zmq.SNDHWM, 10_000)  # CDP event bursts; see send()
+        # Refused before allocation; up to twice the bound a message still gets its janitor_error.
+        self.pipe.setsockopt(zmq.MAXMSGSIZE, 2 * jp.MAX_BROKER_MESSAGE_BYTES)
         self.pipe.connect(pipe_address)
         self.ws_url = ws_url
         self.handshake_timeout_s = handshake_timeout_s
@@ -107,6 +109,13 @@ class Janitor:
 
     def on_frame(self, raw):
         call_id = jp.peek_id(raw)
+        if len(raw) > jp.MAX_CDP_FORWARD_BYTES:
+            if call_id is not None and call_id < jp.JANITOR_ID_BASE:
+                raw = json.dumps({"id": call_id, "error": {"code": -32000, "message":
+                                  f"reply larger than {jp.MAX_CDP_FORWARD_BYTES} bytes"}}).encode()
+            else:
+                self.log("warning", f"dropped a CDP frame of {len(raw)} bytes")
+                return
         if call_id is not None and call_id >= jp.JANITOR_ID_BASE:
             callback = self.pending.pop(call_id, None)
             if callback:

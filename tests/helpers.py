@@ -60,6 +60,21 @@ def bp(home, *args, env=None, timeout=60, **extra):
                                  stdin=subprocess.DEVNULL))
 
 
+def ok(home, env, *args, **extra):
+    """Run bp, assert it succeeded, and return its JSON reply."""
+    result = bp(home, *args, env=env, **extra)
+    assert result.rc == 0, result
+    assert result.json["ok"] is True, result
+    return result.json
+
+
+def ref_of(observation, role, name):
+    """The ref of the one element of `observation` with this role and name."""
+    found = [e["ref"] for e in observation["elements"] if (e["role"], e["name"]) == (role, name)]
+    assert len(found) == 1, (role, name, observation["elements"])
+    return found[0]
+
+
 def bp_popen(home, *args, **extra):
     return subprocess.Popen([BP, *args], env=bp_env(home, **extra), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, stdin=subprocess.DEVNULL)

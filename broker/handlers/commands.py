@@ -1,6 +1,6 @@
 """Command recovery family: commands, command, cancel (cli/commands/commands.py).
 
-Answered on the front loop (inline): they only read or flag in-memory records, and a cancel
+Answered on the front loop (bp/ops.py, FRONT): they only read or flag in-memory records, and a cancel
 must not queue behind the command it cancels."""
 
 from bp import protocol
@@ -18,7 +18,7 @@ def _record(broker, request):
     return record
 
 
-@handler(protocol.OP_COMMANDS, inline=True)
+@handler(protocol.OP_COMMANDS)
 def list_commands(broker, request):
     book = broker.commands.for_key(request.client, create=False)
     statuses = set(request.args.get("status") or ()) or None
@@ -26,7 +26,7 @@ def list_commands(broker, request):
     return {"commands": [r.descriptor() for r in rows]}
 
 
-@handler(protocol.OP_COMMAND, inline=True)
+@handler(protocol.OP_COMMAND)
 def show_command(broker, request):
     record = _record(broker, request)
     out = {"command": record.descriptor()}
@@ -35,7 +35,7 @@ def show_command(broker, request):
     return out
 
 
-@handler(protocol.OP_CANCEL, inline=True)
+@handler(protocol.OP_CANCEL)
 def cancel(broker, request):
     """Before dispatch a cancel is certain; after dispatch it only asks, and never claims that
     anything was rolled back."""

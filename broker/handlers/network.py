@@ -1,13 +1,12 @@
 """Network family: net (journal, show, rules), cookies, auth, console, errors
 (cli/commands/net.py, cli/commands/browser_data.py). Logic: broker/network.py."""
 
-import time
+import re
 
 from bp import outputs, protocol
 from bp.errors import BPError, invalid_argument
 from broker import network, routing
 from broker.registry import handler
-from broker.tabs import session_for
 
 
 def _hub(broker, request):
@@ -107,19 +106,6 @@ def errors(broker, request):
 
 # --- cookies (the selected tab's browser context) ---------------------------------------------------
 
-def _on_tab(broker, request, fn):
-    agent = routing.agent_for(broker, request)
-    network.hub(broker)
-    raw = routing.selected_tab(broker, agent, request, create=False)
-    deadline = time.monotonic() + request.remaining()
-
-    def run(worker):
-        session = session_for(worker, broker.browser)
-        return fn(session, request.args, max(1.0, deadline - time.monotonic()))
-
-    return broker.browser.workers.run(raw, run, timeout_s=request.remaining())
-
-
 def _cookie_row(cookie, values):
     row = {"name": str(cookie.get("name"))[:4096], "domain": cookie.get("domain"), "path": cookie.get("path"),
            "httpOnly": bool(cookie.get("httpOnly")), "secure": bool(cookie.get("secure")),
@@ -150,60 +136,79 @@ def _page_url(session):
 
 
 @handler(protocol.OP_COOKIES)
-def cookies(broker, request):
-    def run(session, args, timeout_s):
-        if args.get("domain"):
-            found = [c for c in _all_cookies(session, timeout_s) if _domain_matches(c.get("domain"), args["domain"])]
-            scope = {"domain": args["domain"].lower().lstrip(".")}
-        else:
-            url = args.get("url") or _page_url(session)
-            if not url.lower().startswith(("http:", "https:")):
-                raise invalid_argument("url", "Cookies are scoped to an http(s) URL: give --url or a domain.")
-            found = session.call("Network.getCookies", {"urls": [url]}, timeout_s=min(10.0, timeout_s)).get("cookies") or []
-            scope = {"url": url[:8192]}
-        rows = [_cookie_row(c, args.get("values")) for c in found[:1000]]
-        return {"cookies": rows, "scope": scope, "valuesIncluded": bool(args.get("values")),
-                "truncated": len(found) > 1000}
+def cookies(tab):
+    _check_cookie({"url": tab.args["url"]} if tab.args.get("url") else {})
+    session, args, timeout_s = tab.session, tab.args, tab.remaining(floor=1.0)
+    if args.get("domain"):
+        found = [c for c in _all_cookies(session, timeout_s) if _domain_matches(c.get("domain"), args["domain"])]
+        scope = {"domain": args["domain"].lower().lstrip(".")}
+    else:
+        url = args.get("url") or _page_url(session)
+        if not url.lower().startswith(("http:", "https:")):
+            raise invalid_argument("url", "Cookies are scoped to an http(s) URL: give --url or a domain.")
+        found = session.call("Network.getCookies", {"urls": [url]}, timeout_s=min(10.0, timeout_s)).get("cookies") or []
+        scope = {"url": url[:8192]}
+    rows = [_cookie_row(c, args.get("values")) for c in found[:1000]]
+    return {"cookies": rows, "scope": scope, "valuesIncluded": bool(args.get("values")),
+            "truncated": len(found) > 1000}
 
-    return _on_tab(broker, request, run)
+
+# RFC 6265: a cookie name is a token; a value, domain or path holds no ';' and no control
+# character (Chrome refuses them only after the call, as an opaque "Sanitizing cookie failed").
+_COOKIE_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
+_COOKIE_FORBIDDEN = re.compile(r"[;\x00-\x1f\x7f]")
+
+
+def _check_cookie(args):
+    if "name" in args and not _COOKIE_NAME.match(args["name"]):
+        raise invalid_argument("name", "A cookie name is letters, digits and !#$%&'*+-.^_`|~ only "
+                               "(no '=', ';', space or control character).")
+    for field in ("value", "domain", "path"):
+        if field in args and _COOKIE_FORBIDDEN.search(args[field]):
+            raise invalid_argument(field, f"A cookie {field} holds no ';' and no control character.")
+    if args.get("url") and not args["url"].lower().startswith(("http://", "https://")):
+        raise invalid_argument("url", "Cookies are scoped to an http(s) URL.")
 
 
 @handler(protocol.OP_COOKIE_SET)
-def cookie_set(broker, request):
-    def run(session, args, timeout_s):
-        params = {k: v for k, v in args.items() if k in ("name", "value", "url", "domain", "path", "secure",
-                                                          "httpOnly", "sameSite", "expires")}
-        if not params.get("url") and not params.get("domain"):
-            params["url"] = _page_url(session)
-            if not params["url"].lower().startswith(("http:", "https:")):
-                raise invalid_argument("url", "Give --url or --domain: the tab is not on an http(s) page.")
+def cookie_set(tab):
+    _check_cookie(tab.args)
+    session, args, timeout_s = tab.session, tab.args, tab.remaining(floor=1.0)
+    params = {k: v for k, v in args.items() if k in ("name", "value", "url", "domain", "path", "secure",
+                                                      "httpOnly", "sameSite", "expires")}
+    if not params.get("url") and not params.get("domain"):
+        params["url"] = _page_url(session)
+        if not params["url"].lower().startswith(("http:", "https:")):
+            raise invalid_argument("url", "Give --url or --domain: the tab is not on an http(s) page.")
+    try:
         reply = session.call("Network.setCookie", params, timeout_s=min(10.0, timeout_s))
-        if reply.get("success") is False:
-            raise BPError("action_not_verified", "The browser refused the cookie (check name, domain, secure/URL).",
-                          context={"reason": "cookie_rejected"})
-        return {"cookie": {"name": args["name"], "domain": args.get("domain"), "url": params.get("url"),
-                           "path": args.get("path")}}
-
-    return _on_tab(broker, request, run)
+    except BPError as exc:
+        if "Sanitizing cookie failed" not in exc.message and "must have scheme" not in exc.message:
+            raise
+        reply = {"success": False}
+    if reply.get("success") is False:
+        raise BPError("action_not_verified", "The browser refused the cookie (check name, domain, secure/URL).",
+                      context={"reason": "cookie_rejected"})
+    return {"cookie": {"name": args["name"], "domain": args.get("domain"), "url": params.get("url"),
+                       "path": args.get("path")}}
 
 
 @handler(protocol.OP_COOKIE_DELETE)
-def cookie_delete(broker, request):
-    def run(session, args, timeout_s):
-        if args.get("all"):
-            if not args.get("domain"):
-                raise invalid_argument("domain", "Clearing cookies needs --domain (never the whole cookie jar).")
-            found = [c for c in _all_cookies(session, timeout_s) if _domain_matches(c.get("domain"), args["domain"])]
-            for c in found:
-                session.call("Network.deleteCookies", {"name": c["name"], "domain": c["domain"], "path": c["path"]},
-                             timeout_s=min(10.0, timeout_s))
-            return {"deleted": len(found)}
-        if not args.get("name"):
-            raise invalid_argument("name", "Give the cookie name.")
-        params = {k: v for k, v in args.items() if k in ("name", "url", "domain", "path")}
-        if not params.get("url") and not params.get("domain"):
-            params["url"] = _page_url(session)
-        session.call("Network.deleteCookies", params, timeout_s=min(10.0, timeout_s))
-        return {"name": args["name"]}
-
-    return _on_tab(broker, request, run)
+def cookie_delete(tab):
+    _check_cookie(tab.args)
+    session, args, timeout_s = tab.session, tab.args, tab.remaining(floor=1.0)
+    if args.get("all"):
+        if not args.get("domain"):
+            raise invalid_argument("domain", "Clearing cookies needs --domain (never the whole cookie jar).")
+        found = [c for c in _all_cookies(session, timeout_s) if _domain_matches(c.get("domain"), args["domain"])]
+        for c in found:
+            session.call("Network.deleteCookies", {"name": c["name"], "domain": c["domain"], "path": c["path"]},
+                         timeout_s=min(10.0, timeout_s))
+        return {"deleted": len(found)}
+    if not args.get("name"):
+        raise invalid_argument("name", "Give the cookie name.")
+    params = {k: v for k, v in args.items() if k in ("name", "url", "domain", "path")}
+    if not params.get("url") and not params.get("domain"):
+        params["url"] = _page_url(session)
+    session.call("Network.deleteCookies", params, timeout_s=min(10.0, timeout_s))
+    return {"name": args["name"]}

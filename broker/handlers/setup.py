@@ -8,7 +8,7 @@ import psutil
 import bp
 from bp import discovery, protocol
 from bp.errors import BPError
-from broker import routing
+from broker import commands, routing
 from broker.registry import handler
 
 log = logging.getLogger("broker.setup")
@@ -16,7 +16,7 @@ log = logging.getLogger("broker.setup")
 _process_cache = {}
 
 
-@handler(protocol.OP_PING, inline=True)
+@handler(protocol.OP_PING)
 def ping(broker, request):
     return {"service": {"state": "running", "version": bp.__version__, "pid": broker.process["pid"],
                         "protocol": protocol.PROTOCOL_RANGE}}
@@ -102,6 +102,9 @@ def browsers(broker, request):
 
 @handler(protocol.OP_CONNECT)
 def connect(broker, request):
+    # Reaching for the browser starts at once: a cancel from here on cannot promise that nothing
+    # happened; a failure to connect is still just that.
+    commands.attempting()
     broker.agents.touch(request.client, broker.browser.generation)
     from broker import downloads
 
@@ -110,6 +113,9 @@ def connect(broker, request):
 
     network.hub(broker)  # network journal of the tabs attached from now on
     conn = broker.browser.connect(request.args.get("browser"), wait_s=max(0.05, request.remaining() - 0.25))
+    if request.record is not None:
+        # The connection this command made is its own: its record follows it, not the one before.
+        request.record.generation = conn.generation
     agent = routing.agent_for(broker, request)
     result = {"browser": conn.candidate["product"], "browserId": conn.candidate["id"],
               "browserVersion": conn.product, "connectionGeneration": conn.generation,
@@ -131,6 +137,7 @@ def connect(broker, request):
 def disconnect(broker, request):
     """Release this Agent; stop the whole broker only for the same installation when no other
     Agent is active (compare-and-stop on the broker's process identity)."""
+    commands.attempting()  # it releases state from its first step
     agent = broker.agents.remove(request.client)
     broker.commands.forget(request.client)  # a released key keeps no command records
     from broker import artifacts

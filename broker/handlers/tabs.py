@@ -43,37 +43,33 @@ def tab(broker, request):
             "profileContextId": row["profileContextId"], "title": row["title"], "url": row["url"]}
 
 
-@handler(protocol.OP_OPEN)
-def open_url(broker, request):
-    agent = routing.agent_for(broker, request)
-    url, new, profile = request.args["url"], request.args.get("new", False), request.args.get("profile")
+def _tab_to_open(broker, agent, request):
+    """`bp open URL` navigates the selected tab (opened if none); --new opens a managed tab first."""
+    new, profile = request.args.get("new", False), request.args.get("profile")
     if profile is not None and not new:
         raise invalid_argument("profile", "--profile needs --new: it routes a new tab, it does not move one.")
     if new:
-        raw = routing.create_managed(broker, agent, request, "about:blank", profile)
-    else:
-        raw = routing.selected_tab(broker, agent, request)
+        return routing.create_managed(broker, agent, request, "about:blank", profile)
+    return routing.selected_tab(broker, agent, request)
 
-    def navigate(worker):
-        from broker.tabs import session_for
 
-        session = session_for(worker, broker.browser)
-        result = session.navigate(url, timeout_s=max(1.0, request.remaining() - 0.5))
-        if result.get("dialog"):
-            # A beforeunload of the old page (or an alert of the new one) blocks the tab: say so
-            # now instead of waiting for a page the dialog holds. 'bp dialog' answers it.
-            from broker import dialogs
+@handler(protocol.OP_OPEN, pick=_tab_to_open)
+def open_url(tab):
+    session = tab.session
+    result = session.navigate(tab.args["url"], timeout_s=tab.remaining(floor=1.5) - 0.5)
+    if result.get("dialog"):
+        # A beforeunload of the old page (or an alert of the new one) blocks the tab: say so
+        # now instead of waiting for a page the dialog holds. 'bp dialog' answers it.
+        from broker import dialogs
 
-            return {"evidence": {"action": "navigate", "status": "unavailable", "reason": "dialog_opened",
-                                 "effects": ["dialog_opened"]}, "dialog": dialogs.brief(session)}
-        observation = observe.observe(broker, agent, raw, session, request.args.get("limit", 50),
-                                      timeout_s=max(1.0, request.remaining() - 0.5))
-        if result.get("navigationError"):
-            observation["evidence"] = {"action": "navigate", "status": "mismatch",
-                                       "navigationError": result["navigationError"]}
-        return observation
-
-    return broker.browser.workers.run(raw, navigate, timeout_s=request.remaining())
+        return {"evidence": {"action": "navigate", "status": "unavailable", "reason": "dialog_opened",
+                             "effects": ["dialog_opened"]}, "dialog": dialogs.brief(session)}
+    observation = observe.observe(tab.broker, tab.agent, tab.raw, session, tab.args.get("limit", 50),
+                                  timeout_s=tab.remaining(floor=1.5) - 0.5)
+    if result.get("navigationError"):
+        observation["evidence"] = {"action": "navigate", "status": "mismatch",
+                                   "navigationError": result["navigationError"]}
+    return observation
 
 
 @handler(protocol.OP_CLOSE)

@@ -8,7 +8,7 @@ from cli import client, signals
 def call_long(op, args):
     """One long-running broker call for the current command (SIGINT/SIGTERM cancel it)."""
     signals.install()
-    return client.call(click.get_current_context().obj, op, args, long_running=True)
+    return client.call(click.get_current_context().obj, op, args)
 
 
 class ListingGroup(click.Group):

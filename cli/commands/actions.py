@@ -52,7 +52,7 @@ def click_ref(ref, xy, double, right, limit):
     if double:
         args["clickCount"] = 2
     signals.install()
-    finish(client.call(click.get_current_context().obj, protocol.OP_CLICK, args, long_running=True),
+    finish(client.call(click.get_current_context().obj, protocol.OP_CLICK, args),
            render.observation)
 
 
@@ -95,7 +95,7 @@ def type_text(ref, text, clear, submit, limit):
     if submit:
         args["submit"] = True
     signals.install()
-    finish(client.call(click.get_current_context().obj, protocol.OP_TYPE, args, long_running=True),
+    finish(client.call(click.get_current_context().obj, protocol.OP_TYPE, args),
            render.observation)
 
 
@@ -113,5 +113,4 @@ def hover(ref, limit):
     Example:  bp hover 7
     """
     signals.install()
-    finish(client.call(click.get_current_context().obj, protocol.OP_HOVER, {"ref": ref, "limit": limit},
-                       long_running=True), render.observation)
+    finish(client.call(click.get_current_context().obj, protocol.OP_HOVER, {"ref": ref, "limit": limit}), render.observation)

@@ -14,6 +14,18 @@ from cli.commands import ListingGroup, call_long
 from cli.output import escape, finish
 
 MAX_PASSWORD = 4096
+MAX_COOKIE_VALUE = 4096
+
+
+def secret_from_stdin(field, limit):
+    """A secret read from stdin (its one trailing newline dropped), so it stays out of argv and
+    `ps`; at most `limit` characters."""
+    value = sys.stdin.read(limit + 1)
+    if value.endswith("\n"):
+        value = value[:-1]
+    if len(value) > limit:
+        raise invalid_argument(field, f"At most {limit} characters.")
+    return value
 
 
 def _render_cookies(r):
@@ -76,14 +88,18 @@ def _scope(args, url, domain, path):
 @click.option("--same-site", type=click.Choice(["Strict", "Lax", "None"]), help="SameSite.")
 @click.option("--expires", type=click.IntRange(min=0), metavar="EPOCH_S", help="Expiry (Unix seconds); default session.")
 def set_cookie(pair, url, domain, path, secure, http_only, same_site, expires):
-    """Set a cookie in the selected tab's profile. The value is not echoed.
+    """Set a cookie in the selected tab's profile. The value is not echoed; NAME=- reads it from
+    stdin, so a secret stays out of argv.
 
     \b
     Example:  bp cookies set theme=dark --url https://example.com/
+              printf %s "$TOKEN" | bp cookies set session=- --url https://example.com/
     """
     name, sep, value = pair.partition("=")
     if not sep or not name:
         raise invalid_argument("name", "Give NAME=VALUE.")
+    if value == "-":
+        value = secret_from_stdin("value", MAX_COOKIE_VALUE)
     args = _scope({"name": name, "value": value}, url, domain, path)
     if secure:
         args["secure"] = True
@@ -145,9 +161,7 @@ def auth(username, password, origin, clear_):
     if password is None:
         raise invalid_argument("password", "Give the password (or '-' to read it from stdin).")
     if password == "-":
-        password = sys.stdin.read(MAX_PASSWORD + 1)
-        if password.endswith("\n"):
-            password = password[:-1]
+        password = secret_from_stdin("password", MAX_PASSWORD)
     if len(password) > MAX_PASSWORD:
         raise invalid_argument("password", f"At most {MAX_PASSWORD} characters.")
     args = {"username": username, "password": password}

@@ -37,7 +37,7 @@ def dialogs():
     Example:  bp dialogs
     """
     signals.install()
-    finish(client.call(click.get_current_context().obj, protocol.OP_DIALOGS, {}, long_running=True), _render_list)
+    finish(client.call(click.get_current_context().obj, protocol.OP_DIALOGS, {}), _render_list)
 
 
 @click.command()
@@ -72,5 +72,5 @@ def dialog(dialog_id, accept, dismiss, prompt_text):
             raise click.BadParameter(f"at most {MAX_PROMPT} characters", param_hint="--prompt")
         args["promptText"] = prompt_text
     signals.install()
-    finish(client.call(click.get_current_context().obj, protocol.OP_DIALOG, args, long_running=True),
+    finish(client.call(click.get_current_context().obj, protocol.OP_DIALOG, args),
            lambda r: f"{r['dialogId']}: {'accepted' if r['action'] == 'accept' else 'dismissed'}")

@@ -142,6 +142,8 @@ def _service(home_dir, settings, running, problems):
     started = time.monotonic()
     try:
         reply = client.exchange(home_dir, ping, min(protocol.HEALTH_WAIT_MS, settings.timeout_ms))
+    except client.zmtp.NotDelivered:
+        reply = None
     except BPError as exc:
         _from_error(problems, "service", exc)
         return {"state": "unresponsive"}

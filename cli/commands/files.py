@@ -18,7 +18,7 @@ from cli import client, render
 from cli.commands import call_long
 from cli.output import escape, finish
 
-REFS_RE = re.compile(r"^\d{1,5}(,\d{1,5})*$")
+REFS_RE = re.compile(r"^[0-9]{1,5}(,[0-9]{1,5})*$")
 UPLOAD_MAX_BYTES = 64 * 1024 * 1024  # the broker's item quota may be lower (quota_exceeded)
 
 
@@ -128,7 +128,7 @@ def download(selector, file):
     \b
     Example:  bp download 1 report.csv
     """
-    if selector.isdigit():
+    if selector.isascii() and selector.isdigit():
         value = int(selector)
         if not 1 <= value <= 10000:
             raise invalid_argument("selector", "A download index is 1-10000.")

@@ -39,7 +39,7 @@ def keyboard(text, clear, submit, delay, click_css, limit):
     if click_css:
         args["click"] = click_css
     signals.install()
-    finish(client.call(click.get_current_context().obj, protocol.OP_KEYBOARD, args, long_running=True),
+    finish(client.call(click.get_current_context().obj, protocol.OP_KEYBOARD, args),
            render.observation)
 
 
@@ -66,5 +66,4 @@ def press(key, limit):
     Example:  bp press Control+a
     """
     signals.install()
-    finish(client.call(click.get_current_context().obj, protocol.OP_PRESS, {"key": key, "limit": limit},
-                       long_running=True), render.observation)
+    finish(client.call(click.get_current_context().obj, protocol.OP_PRESS, {"key": key, "limit": limit}), render.observation)

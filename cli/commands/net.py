@@ -61,9 +61,9 @@ def net():
 @click.option("--after", metavar="ID", help="Only requests after this id (paging forward).")
 def list_requests(limit, url_glob, method, status, types, after):
     """List journaled requests (oldest first)."""
-    if status is not None and not re.match(r"^(?:[1-5][xX][xX]|[1-5]\d\d)$", status):
+    if status is not None and not re.match(r"^(?:[1-5][xX][xX]|[1-5][0-9][0-9])$", status):
         raise invalid_argument("status", "Give a status like 200, 4xx or 5xx.")
-    if after is not None and not re.match(r"^(?:req-)?\d{1,12}$", after):
+    if after is not None and not re.match(r"^(?:req-)?[0-9]{1,12}$", after):
         raise invalid_argument("after", "Give a request id like req-12.")
     args = {"limit": limit}
     for name, value in (("url", url_glob), ("method", method), ("status", status), ("type", types), ("after", after)):
@@ -175,10 +175,13 @@ def mock(pattern, body, file_path, status, content_type):
 @click.argument("pattern")
 @click.argument("header", nargs=-1, required=True)
 def headers(pattern, header):
-    """Add or replace request headers on requests whose URL matches PATTERN.
+    """Add or replace request headers on requests whose URL matches PATTERN. A value '-' (one
+    header at most) is read from stdin, so a secret stays out of argv; 'bp net rules' shows
+    sensitive values (Authorization, Cookie, API keys) redacted.
 
     \b
     Example:  bp net headers '*://api.example.com/*' 'X-Debug: 1' 'Accept-Language: fr'
+              printf 'Bearer %s' "$TOKEN" | bp net headers '*://api.example.com/*' 'Authorization: -'
     """
     rows = []
     for item in header:
@@ -186,6 +189,13 @@ def headers(pattern, header):
         if not m:
             raise invalid_argument("header", "Give each header as 'Name: value'.")
         rows.append({"name": m.group(1), "value": m.group(2).strip()})
+    from_stdin = [row for row in rows if row["value"] == "-"]
+    if len(from_stdin) > 1:
+        raise invalid_argument("header", "Only one header value can be read from stdin ('-').")
+    if from_stdin:
+        from cli.commands.browser_data import secret_from_stdin
+
+        from_stdin[0]["value"] = secret_from_stdin("header", 8192)
     finish(call_long(protocol.OP_NET_RULE_ADD, {"type": "headers", "pattern": pattern, "headers": rows}), _render_rule)
 
 

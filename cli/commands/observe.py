@@ -32,5 +32,5 @@ def snapshot(limit, diff):
     args = {"limit": limit}
     if diff:
         args["diff"] = True
-    finish(client.call(click.get_current_context().obj, protocol.OP_SNAPSHOT, args, long_running=True),
+    finish(client.call(click.get_current_context().obj, protocol.OP_SNAPSHOT, args),
            render.observation)

@@ -20,7 +20,7 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 def _call(op, args, render):
     signals.install()
-    finish(client.call(click.get_current_context().obj, op, args, long_running=True), render)
+    finish(client.call(click.get_current_context().obj, op, args), render)
 
 
 def _header(r):

@@ -65,5 +65,5 @@ def scroll(direction, amount, unit, ref, selector, to, to_text, exact, limit):
     if selector is not None:
         args["selector"] = selector
     signals.install()
-    finish(client.call(click.get_current_context().obj, protocol.OP_SCROLL, args, long_running=True),
+    finish(client.call(click.get_current_context().obj, protocol.OP_SCROLL, args),
            render.observation)

@@ -14,7 +14,7 @@ MAX_SELECTOR = 4096
 
 def _target(value):
     """A bare number is a ref of the latest snapshot; anything else a CSS selector."""
-    if value.isdigit():
+    if value.isascii() and value.isdigit():  # "١" is a CSS selector, not ref 1
         ref = int(value)
         if not 1 <= ref <= 10000:
             raise click.BadParameter("a ref is 1-10000", param_hint="TARGET")
@@ -85,5 +85,5 @@ def select(target, option, by, contains, limit):
     if contains:
         args["contains"] = True
     signals.install()
-    finish(client.call(click.get_current_context().obj, protocol.OP_SELECT, args, long_running=True),
+    finish(client.call(click.get_current_context().obj, protocol.OP_SELECT, args),
            render.observation)

@@ -68,23 +68,28 @@ def status():
     \b
     Example:  bp status
     """
-    settings = _settings()
+    report_status(_settings())
+
+
+def report_status(settings, failure=None):
+    """Print the status; `failure` is the running broker's failed answer when the caller (the
+    fast path, cli/fast.py) already asked it."""
     from bp import paths
 
-    home_dir = paths.home()
-    if not client.broker_running(home_dir):
-        finish(_passive_status("stopped"), _render_status)
-    try:
-        reply = client.call(settings, protocol.OP_STATUS, {})
-    except BPError as exc:
-        if exc.code != "browser_disconnected":
-            raise
-        if (exc.context or {}).get("reason") == "not_running":
+    if failure is None:
+        if not client.broker_running(paths.home()):
             finish(_passive_status("stopped"), _render_status)
-        recovery = {"required": True, "code": "browser_disconnected", "action": exc.remediation["message"],
-                    "remediation": exc.remediation}
-        finish(_passive_status("unresponsive", recovery), _render_status)
-    finish(reply, _render_status)
+        try:
+            finish(client.call(settings, protocol.OP_STATUS, {}), _render_status)
+        except BPError as exc:
+            failure = exc
+    if failure.code != "browser_disconnected":
+        raise failure
+    if (failure.context or {}).get("reason") == "not_running":
+        finish(_passive_status("stopped"), _render_status)
+    recovery = {"required": True, "code": "browser_disconnected", "action": failure.remediation["message"],
+                "remediation": failure.remediation}
+    finish(_passive_status("unresponsive", recovery), _render_status)
 
 
 # --- browsers ----------------------------------------------------------------------------------
@@ -155,7 +160,7 @@ def connect(browser_filter):
     signals.install()
     startup.ensure_broker(settings)
     args = {"browser": browser_filter} if browser_filter else {}
-    reply = client.call(settings, protocol.OP_CONNECT, args, long_running=True)
+    reply = client.call(settings, protocol.OP_CONNECT, args)
     finish(reply, lambda r: f"connected to {r['browser']} ({r['browserId']}), generation {r['connectionGeneration']}")
 
 
@@ -184,7 +189,7 @@ def disconnect():
     expect = {"pid": record["pid"], "startTime": record.get("startTime")} if record and not record.get("corrupt") else None
     signals.install()
     reply = _finish_if_failed(client.call(settings, protocol.OP_DISCONNECT, {"expectBroker": expect},
-                                       installation=identity.installation_identity(), long_running=True))
+                                       installation=identity.installation_identity()))
     if reply.get("brokerStopped"):
         deadline = time.monotonic() + BROKER_EXIT_WAIT_S
         while client.broker_running(home_dir):

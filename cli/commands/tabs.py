@@ -12,7 +12,7 @@ from cli.output import escape, finish
 
 def _call(op, args, render):
     signals.install()
-    finish(client.call(click.get_current_context().obj, op, args, long_running=True), render)
+    finish(client.call(click.get_current_context().obj, op, args), render)
 
 
 def _render_tabs(r):
@@ -67,7 +67,7 @@ def tab(target, release_target):
 def _selector(value, field):
     if value.startswith("tab-"):
         return {"targetId": value}
-    if value.isdigit() and int(value) >= 1:
+    if value.isascii() and value.isdigit() and int(value) >= 1:
         return {"index": int(value)}
     raise click.BadParameter("must be a 1-based tab index or a targetId from 'bp tabs'",
                              param=click.Argument([field]))

@@ -76,4 +76,4 @@ def wait(url, text, selector, dialog, download, popup, interval):
             raise invalid_argument(name, f"--{name} must not be empty.")
     args = dict(given, interval=interval)
     signals.install()
-    finish(client.call(click.get_current_context().obj, protocol.OP_WAIT, args, long_running=True), _render)
+    finish(client.call(click.get_current_context().obj, protocol.OP_WAIT, args), _render)

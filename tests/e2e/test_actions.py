@@ -5,13 +5,7 @@ import os
 import subprocess
 
 from tests import helpers
-from tests.helpers import bp
-
-
-def ref_of(observation, role, name):
-    found = [e["ref"] for e in observation["elements"] if (e["role"], e["name"]) == (role, name)]
-    assert len(found) == 1, (role, name, observation["elements"])
-    return found[0]
+from tests.helpers import bp, ref_of
 
 
 FORM = """<form action="/page"><input name=title aria-label=Title value="old"><button>Go</button></form>

@@ -7,26 +7,13 @@ import os
 import subprocess
 
 from tests import helpers
-from tests.helpers import bp
+from tests.helpers import bp, ok, ref_of
 
 BUTTONS = """
 <button onclick="window.alerted = 'yes'; alert('Heads up'); document.title = 'after-alert'">Alert</button>
 <button onclick="window.confirmed = confirm('Delete it?')">Confirm</button>
 <button onclick="window.answer = prompt('Your name?', 'Ada')">Prompt</button>
 """
-
-
-def ok(home, env, *args, **extra):
-    result = bp(home, *args, env=env, **extra)
-    assert result.rc == 0, result
-    assert result.json["ok"] is True
-    return result.json
-
-
-def ref_of(observation, role, name):
-    found = [e["ref"] for e in observation["elements"] if (e["role"], e["name"]) == (role, name)]
-    assert len(found) == 1, (role, name, observation["elements"])
-    return found[0]
 
 
 def selected_tab(home, env):

@@ -11,22 +11,9 @@ import subprocess
 import pytest
 
 from tests import helpers
-from tests.helpers import bp
+from tests.helpers import bp, ok, ref_of
 
 PNG = b"\x89PNG\r\n\x1a\n"
-
-
-def ok(home, env, *args):
-    result = bp(home, *args, env=env)
-    assert result.rc == 0, result
-    assert result.json["ok"] is True
-    return result.json
-
-
-def ref_of(observation, role, name):
-    found = [e["ref"] for e in observation["elements"] if (e["role"], e["name"]) == (role, name)]
-    assert len(found) == 1, (role, name, observation["elements"])
-    return found[0]
 
 
 def png_size(path):

@@ -1,13 +1,7 @@
 """`bp scroll`, `bp dropdown` and `bp select` on real Chromium: measured scroll evidence,
 option lists of native and ARIA dropdowns, and selections read back from the page."""
 
-from tests.helpers import bp
-
-
-def ref_of(observation, role, name):
-    found = [e["ref"] for e in observation["elements"] if (e["role"], e["name"]) == (role, name)]
-    assert len(found) == 1, (role, name, observation["elements"])
-    return found[0]
+from tests.helpers import bp, ref_of
 
 
 def element(observation, role, name):

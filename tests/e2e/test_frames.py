@@ -2,13 +2,7 @@
 document order, and their refs are clicked and typed into at the right place at any nesting
 depth and offset, with the same stale and obstruction rules as the top document."""
 
-from tests.helpers import bp
-
-
-def ref_of(observation, role, name):
-    found = [e["ref"] for e in observation["elements"] if (e["role"], e["name"]) == (role, name)]
-    assert len(found) == 1, (role, name, observation["elements"])
-    return found[0]
+from tests.helpers import bp, ref_of
 
 
 def element(observation, name):

@@ -7,7 +7,7 @@ import os
 import subprocess
 
 from tests import helpers
-from tests.helpers import bp
+from tests.helpers import bp, ok
 
 FETCHES = """
 <p id="out">working</p>
@@ -29,13 +29,6 @@ console.error('bad-thing');
 setTimeout(() => { throw new Error('boom-err'); }, 0);
 </script>
 """
-
-
-def ok(home, env, *args, **extra):
-    result = bp(home, *args, env=env, **extra)
-    assert result.rc == 0, result
-    assert result.json["ok"] is True, result
-    return result.json
 
 
 def fetch_outcome(home, env, path, then="r.text()"):

@@ -8,7 +8,7 @@ import pytest
 
 from tests import helpers
 from tests.corpus import CASES
-from tests.helpers import bp
+from tests.helpers import bp, ref_of
 
 
 def snapshot(home, env, *args):
@@ -19,12 +19,6 @@ def snapshot(home, env, *args):
 
 def pairs(observation):
     return [(e["role"], e["name"]) for e in observation["elements"]]
-
-
-def ref_of(observation, role, name):
-    found = [e["ref"] for e in observation["elements"] if (e["role"], e["name"]) == (role, name)]
-    assert len(found) == 1, (role, name, observation["elements"])
-    return found[0]
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

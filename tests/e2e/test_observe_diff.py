@@ -5,7 +5,7 @@ import json
 import time
 
 from tests import helpers
-from tests.helpers import bp
+from tests.helpers import bp, ref_of
 from tests.e2e.test_frames import nested_page
 
 
@@ -17,12 +17,6 @@ def ok(home, env, *args):
 
 def diff(home, env, *args):
     return ok(home, env, "snapshot", "--diff", *args).json
-
-
-def ref_of(observation, role, name):
-    found = [e["ref"] for e in observation["elements"] if (e["role"], e["name"]) == (role, name)]
-    assert len(found) == 1, (role, name, observation["elements"])
-    return found[0]
 
 
 def run(home, env, expression):

@@ -5,14 +5,7 @@ import os
 import pytest
 
 from tests import helpers
-from tests.helpers import bp
-
-
-def ok(home, env, *args):
-    result = bp(home, *args, env=env)
-    assert result.rc == 0, result
-    assert result.json["ok"] is True
-    return result.json
+from tests.helpers import bp, ok, ref_of
 
 
 def waited(home, env, *args):
@@ -20,12 +13,6 @@ def waited(home, env, *args):
     result = ok(home, env, "--timeout", "30000", "wait", *args)
     assert isinstance(result["elapsedMs"], int) and result["elapsedMs"] >= 0
     return result
-
-
-def ref_of(observation, role, name):
-    found = [e["ref"] for e in observation["elements"] if (e["role"], e["name"]) == (role, name)]
-    assert len(found) == 1, (role, name, observation["elements"])
-    return found[0]
 
 
 def test_wait_url_after_a_delayed_navigation_is_a_case_insensitive_full_match(home, connected, pages):

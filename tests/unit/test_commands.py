@@ -99,3 +99,22 @@ def test_book_forgets_a_key_and_bounds_keys():
     book.for_key("a").add(record(FakeBrowser()))
     book.forget("a")
     assert book.for_key("a", create=False) is None
+
+
+def test_an_attempting_command_is_never_cancelled_for_certain_and_keeps_its_own_failure():
+    """connect and disconnect act from their first step: a cancel after that only asks, and a
+    failed connection is reported as such, not as an unknown outcome."""
+    browser = FakeBrowser()
+    connect = commands.Record("cmd-0000000000000001", "connect", True, 60.0, 1, None, None, None, browser)
+    connect.attempting()
+    assert connect.cancel() == "dispatched"
+    failed = {"ok": False, "code": "browser_disconnected", "message": "refused"}
+    assert connect.finish(dict(failed))["code"] == "browser_disconnected"
+    click = record(browser, 2)
+    click.dispatching()
+    assert click.finish(dict(failed))["code"] == "unknown_outcome"  # a mutation that reached the browser
+    cancelled = commands.Record("cmd-0000000000000003", "connect", True, 60.0, 1, None, None, None, browser)
+    cancelled.cancel()
+    with pytest.raises(BPError) as caught:
+        cancelled.attempting()
+    assert caught.value.code == "command_cancelled"
