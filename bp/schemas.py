@@ -240,6 +240,7 @@ class ReadArgs(Schema):
 
     selector = fields.String(validate=validate.Length(min=1, max=4096))
     limit = fields.Integer(strict=True, validate=validate.Range(min=1, max=1_000_000))
+    anchor = fields.String(validate=validate.Length(min=1, max=1024))
 
 
 class SearchArgs(Schema):

@@ -52,6 +52,8 @@ def brief(session):
     out = {"type": dialog.get("type")}
     if dialog.get("id"):
         out["dialogId"] = dialog["id"]
+    if "message" in dialog:
+        out["message"] = dialog["message"]  # what the Agent is asked to confirm (page text, bounded)
     return out
 
 

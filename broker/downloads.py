@@ -246,6 +246,14 @@ class Tracker:
         raise BPError("artifact_not_found", "No such download for this Agent; run 'bp downloads'.",
                       context={"field": "selector"})
 
+    def started(self, agent, guid):
+        """{index, fileName} of the Agent's download with this GUID (as `bp downloads` lists it
+        now), or None when it is not this Agent's."""
+        for record, row in self.rows(agent):
+            if record.guid == guid:
+                return {"index": row["index"], "fileName": row["fileName"]}
+        return None
+
     def forget_key(self, key):
         with self.lock:
             rows = self.by_key.pop(key, None) or {}

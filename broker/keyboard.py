@@ -7,7 +7,7 @@ import time
 from bp import keys
 from bp.errors import BPError
 from broker import observe
-from broker.actions import Pin, _mouse, focus_script as _focus, key_event, settle
+from broker.actions import Pin, Watch, _mouse, download_started, focus_script as _focus, key_event, send_text, settle
 
 MAX_DELAY_MS = 1000
 
@@ -65,6 +65,7 @@ def keyboard(broker, agent, raw, session, args, deadline):
         raise BPError("action_not_verified", "The focused field is read-only or disabled.", retryable=True,
                       context={"reason": "readonly"})
     pin.check("focus")
+    watch = Watch(broker, agent, session)
     if clear:
         key_event(session, "a", "KeyA", 65, modifiers=4 if pinned["mac"] else 2)
         key_event(session, "Backspace", "Backspace", 8)
@@ -72,25 +73,40 @@ def keyboard(broker, agent, raw, session, args, deadline):
         pin.check("type")
     if text and delay_s:
         _type_keys(session, text, delay_s, pin)
+        evidence["method"] = "keys"
     elif text:
-        session.call("Input.insertText", {"text": text}, abort=session.dialog_open)
-        pin.dispatched.append("type")
+        evidence["method"] = send_text(session, text, pin)
+    def read_back():
+        try:
+            return _focus(broker, agent, session, {"mode": "readback", "text": text, "clear": clear}).get("readback")
+        except BPError:
+            return None
+
+    typed = None
     if submit:
         pin.check("submit")
+        typed = read_back()  # before Enter: the app may clear the field after it (see actions.type_text)
         key_event(session, "Enter", "Enter", 13, text="\r")
         pin.dispatched.append("submit")
     navigated = settle(session, pin.since, deadline, pin.loader)
     if navigated or session.dialog_open():
         evidence.update({"status": "unavailable", "reason": "navigation" if navigated else "dialog_opened"})
         return evidence
-    try:
-        readback = _focus(broker, agent, session, {"mode": "readback", "text": text, "clear": clear}).get("readback")
-    except BPError:
-        readback = None
+    watch.quiet(deadline, only_if_changed=not submit)
+    readback = read_back()
+    if typed is not None and typed["matches"] and readback is not None and not readback["matches"]:
+        evidence.update({"expectedLength": typed["expectedLength"], "afterLength": readback["afterLength"],
+                         "status": "verified",
+                         "effects": ["value_cleared" if readback["afterLength"] == 0 else "value_changed"]})
+        return evidence
     if readback is None and (submit or session.loader != pin.loader):
         if session.loader != pin.loader or settle(session, pin.since, deadline, pin.loader):
             evidence.update({"status": "unavailable", "reason": "navigation"})
             return evidence
+    if readback is None and typed is not None and typed["matches"]:
+        evidence.update({"expectedLength": typed["expectedLength"], "afterLength": typed["afterLength"],
+                         "status": "verified", "effects": ["focus_changed"]})  # Enter moved focus on
+        return evidence
     if readback is None:
         evidence.update({"status": "unavailable", "reason": "active_element_not_readable"})
         return evidence
@@ -132,6 +148,9 @@ def press(broker, agent, raw, session, args, deadline):
         effects.append("dialog_opened")
     if {t for t, i in broker.browser.targets.infos.items() if i.get("openerId") == raw} - popups_before:
         effects.append("popup_opened")
+    download = download_started(broker, agent, session, since)
+    if download is not None:
+        effects.append("download_started")
     if not effects:
         if session.wait_for(lambda m, p: m == "Page.navigatedWithinDocument" and p.get("frameId") == session.frame_id,
                             since, 0):
@@ -142,6 +161,8 @@ def press(broker, agent, raw, session, args, deadline):
         except BPError:
             effects.append("document_changed")
     evidence = {"action": "press", "kind": pinned["kind"], "sensitive": pinned["sensitive"], "effects": effects}
+    if download:
+        evidence["download"] = download
     if effects:
         evidence["status"] = "verified"
     else:

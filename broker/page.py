@@ -380,8 +380,11 @@ def read(agent, raw, session, args, deadline):
     frame = selected_frame(agent, raw, session)
     limit = args.get("limit", 3000)
     selector = args.get("selector")
-    opts = {"op": "read", "selector": selector, "budget": 2 * limit + 10_000}
+    opts = {"op": "read", "selector": selector, "budget": 2 * limit + 10_000, "anchor": args.get("anchor")}
     result = run_script(frame, session, opts, deadline)
+    if result and result.get("anchorMissing"):
+        raise invalid_argument("anchor", "No element with that id (or name) in the text being read.",
+                               anchor=args["anchor"][:200])
     _selector_errors(result, selector or "")
     text = result["text"]
     truncated = bool(result.get("more")) or len(text) > limit

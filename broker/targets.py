@@ -58,6 +58,14 @@ class Targets:
             message = text.loads(raw)
             session = self.sessions.get(message.get("sessionId")) if message.get("sessionId") else None
             self.on_download(method, message.get("params") or {}, getattr(session, "raw_id", None))
+            if method == "Browser.downloadWillBegin":
+                # Chrome announces a download at browser scope only: hand it to the tab whose main
+                # frame began it, so input settling and `bp wait --download` see it in order.
+                frame_id = (message.get("params") or {}).get("frameId")
+                for tab in list(self.sessions.values()):
+                    if getattr(tab, "raw_id", None) == frame_id and hasattr(tab, "mark"):
+                        tab.deliver(method, message.get("params") or {})
+                        break
         if method.startswith("Target.") and b'"sessionId"' not in raw[-160:]:
             message = text.loads(raw)
             self.apply(method, message.get("params") or {})

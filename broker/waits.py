@@ -134,7 +134,9 @@ class DialogProbe(Probe):
         dialog = session.dialog if session is not None else None
         if dialog is None or not dialog.get("id"):
             return None
-        return {"dialogId": dialog["id"], "tabId": self.agent.opaque_id(self.raw), "type": dialog.get("type")}
+        from broker import dialogs
+
+        return dialogs.public(self.agent, self.raw, dialog)  # as `bp dialogs` lists it, message included
 
     def idle(self, seconds):
         session = self.broker.browser.workers.session(self.raw)
@@ -180,12 +182,15 @@ class DownloadProbe(Probe):
         with _cursor_lock:
             cursors = _download_cursors.setdefault(session, {})
         since = cursors.get(self.agent.key, 0)
-        event = session.next_event(lambda m, p: m in ("Page.downloadWillBegin", "Browser.downloadWillBegin"),
-                                   since, seconds)
+        reported = cursors.get((self.agent.key, "guid"))
+        # Chrome may announce one download twice (Page. and Browser.downloadWillBegin): one is reported.
+        event = session.next_event(lambda m, p: m in ("Page.downloadWillBegin", "Browser.downloadWillBegin")
+                                   and not (reported and p.get("guid") == reported), since, seconds)
         if event is None:
             return False
         with _cursor_lock:
             cursors[self.agent.key] = max(cursors.get(self.agent.key, 0), event[0])
+            cursors[(self.agent.key, "guid")] = event[2].get("guid")
         self.found = event[2]
         return True
 

@@ -15,6 +15,7 @@ class PageServer:
         self.max_in_flight = {}
         self.arrived = {}
         self.html = {}  # id -> body, registered by tests
+        self.files = {}  # name -> local path, served at /static/<name>
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -66,6 +67,28 @@ class PageServer:
             title = "together" if together else "alone"
         if parts.path in ("/echo-headers", "/auth", "/json", "/set-cookie", "/status"):
             self.api(request, parts.path, query)
+            return
+        if parts.path.startswith("/static/") and parts.path[len("/static/"):] in self.files:
+            # A file a test registered (an editor library's built JS installed from npm).
+            name = parts.path[len("/static/"):]
+            with open(self.files[name], "rb") as fh:
+                data = fh.read()
+            request.send_response(200)
+            kind = "text/css" if name.endswith(".css") else "text/javascript"
+            request.send_header("Content-Type", f"{kind}; charset=utf-8")
+            request.send_header("Content-Length", str(len(data)))
+            request.end_headers()
+            request.wfile.write(data)
+            return
+        if parts.path == "/see-other":  # a POST answered with 303 See Other (post/redirect/get)
+            length = int(request.headers.get("Content-Length") or 0)
+            posted = request.rfile.read(length).decode(errors="replace") if length else ""
+            with self.lock:
+                self.log.append((request.path, ("posted", posted), time.monotonic()))
+            request.send_response(303)
+            request.send_header("Location", query.get("to", "/html?title=after-post"))
+            request.send_header("Content-Length", "0")
+            request.end_headers()
             return
         if parts.path == "/attachment":  # a file download (Content-Disposition: attachment)
             data = query.get("content", "attachment body").encode()

@@ -20,6 +20,10 @@
   };
   const editable = (el) => {
     if (!el) return null;
+    // The hidden textarea of a code editor: the editor's drawn text is the value (the textarea
+    // is emptied by the editor after every key).
+    const root = el.localName === "textarea" && store.editorKind ? el.closest(".CodeMirror, .monaco-editor, .ace_editor") : null;
+    if (root && store.editorKind(root)) return {kind: "code_editor", sensitive: false, value: () => store.editorText(root), readOnly: el.readOnly};
     if (el.localName === "input" || el.localName === "textarea") {
       const type = (el.type || "text").toLowerCase();
       if (["checkbox", "radio", "button", "submit", "reset", "image", "file", "color", "range", "hidden"].includes(type)) return null;
@@ -64,6 +68,25 @@
     return {kind: ed ? ed.kind : "unsupported", focus: described(el), sensitive: !!(ed && ed.sensitive),
       beforeLength: ed ? pinned.before.length : 0, readOnly: !!(ed && ed.readOnly),
       mac: /Mac/.test(navigator.platform)};
+  }
+  if (opts.mode === "watch" || opts.mode === "changes") {
+    // DOM changes since an input began: the broker waits for a quiet period before it observes,
+    // and a change counts as an effect of the input.
+    const watchSlot = "watch:" + opts.key;
+    if (opts.mode === "watch") {
+      const previous = store[watchSlot];
+      if (previous) previous.observer.disconnect();
+      const watch = {count: 0};
+      watch.observer = new MutationObserver((records) => { watch.count += records.length; });
+      watch.observer.observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+      store[watchSlot] = watch;
+      return {count: 0};
+    }
+    const watch = store[watchSlot];
+    if (!watch) return {lost: true};
+    watch.count += watch.observer.takeRecords().length;
+    if (opts.stop) { watch.observer.disconnect(); delete store[watchSlot]; }
+    return {count: watch.count};
   }
   const pinned = store[slot];
   if (!pinned) return {lost: true};

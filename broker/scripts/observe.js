@@ -45,7 +45,34 @@
     const root = el.getRootNode();
     return (root.getElementById ? root.getElementById(id) : null) || el.ownerDocument.getElementById(id);
   }
+  // Code editors that keep a hidden textarea and draw the text themselves (CodeMirror 5, Monaco,
+  // Ace): the whole editor is one textbox, never its parts.
+  function editorKind(el) {
+    const c = el.classList;
+    if (!c || !c.length) return null;
+    if (c.contains("CodeMirror") && !c.contains("cm-editor")) return "codemirror";
+    if (c.contains("monaco-editor")) return "monaco";
+    if (c.contains("ace_editor")) return "ace";
+    return null;
+  }
+  function editorText(el) {
+    const kind = editorKind(el);
+    const lines = el.querySelectorAll(kind === "codemirror" ? ".CodeMirror-code > div > pre.CodeMirror-line, .CodeMirror-code > pre.CodeMirror-line"
+      : kind === "monaco" ? ".view-lines .view-line" : ".ace_text-layer .ace_line");
+    return Array.from(lines).slice(0, 5000).map((l) => l.textContent.replace(/[\u200b]/g, "").replace(/\u00a0/g, " ")).join("\n");
+  }
+  function editorName(el) {
+    const own = clean(el.getAttribute("aria-label"));
+    if (own) return own;
+    // CodeMirror.fromTextArea hides the page's own (labelled) textarea just before the editor.
+    const original = el.previousElementSibling;
+    if (original && original.localName === "textarea" && original.labels && original.labels.length)
+      return clean(Array.from(original.labels).map(textOf).join(" "));
+    const input = el.querySelector("textarea");
+    return input ? clean(input.getAttribute("aria-label")) : "";
+  }
   function roleOf(el) {
+    if (editorKind(el)) return "textbox";
     const tag = el.localName, role = explicitRole(el);
     if (role && ROLES.has(role)) return role;
     if (role === "presentation" || role === "none") return null;
@@ -77,6 +104,7 @@
     return null;
   }
   function nameOf(el, role) {
+    if (editorKind(el)) return editorName(el);
     let name = "";
     const labelledby = el.getAttribute("aria-labelledby");
     if (labelledby) name = clean(labelledby.split(/\s+/).map((id) => textOf(byId(el, id))).join(" "));
@@ -92,6 +120,7 @@
     return name;
   }
   function valueOf(el, role) {
+    if (editorKind(el)) return editorText(el);
     if (el.localName === "input") {
       const type = (el.type || "").toLowerCase();
       if (type === "password") return null;  // never echo a secret
@@ -177,7 +206,7 @@
     const style = getComputedStyle(el);
     if (style.display === "none") return;
     if (el.getAttribute("aria-hidden") === "true" || el.hasAttribute("inert")) return;
-    const role = roleOf(el) || (ctx.insideControl ? null : domOnlyRole(el, style, ctx.parentStyle));
+    const role = ctx.editor ? null : roleOf(el) || (ctx.insideControl ? null : domOnlyRole(el, style, ctx.parentStyle));
     let counted = false;
     if (role && style.visibility !== "hidden" && style.visibility !== "collapse") {
       const rect = el.getBoundingClientRect();
@@ -202,7 +231,7 @@
       }
     }
     const childCtx = {doc: ctx.doc, win: ctx.win, modal: ctx.modal, parentStyle: style,
-      insideControl: ctx.insideControl || counted || !!roleOf(el)};
+      insideControl: ctx.insideControl || counted || !!roleOf(el), editor: ctx.editor || !!editorKind(el)};
     if (el.shadowRoot) for (const child of el.shadowRoot.children) visit(child, depth + 1, childCtx);
     if (el.localName === "iframe" || el.localName === "frame") {
       let inner = null;
@@ -250,6 +279,8 @@
   store[opts.key] = {id: opts.obs, els: els, facts: facts, frames: frames};
   // For live revalidation of a single ref after same-document changes (resolve.js).
   store.roleOf = roleOf;
+  store.editorKind = editorKind;
+  store.editorText = editorText;
   store.nameOf = (el, role) => nameOf(el, role).slice(0, MAX_NAME);
 
   const scroller = document.scrollingElement || document.documentElement;

@@ -70,18 +70,36 @@
   function read() {
     let root = null;
     if (opts.selector) {
-      const hit = firstMatch(opts.selector, false);
-      if (!hit) return {miss: true};
-      root = hit.el;
+      // The first match a person can see (a hidden first match — a collapsed duplicate, a
+      // template copy — would read as ""); the first match when none is visible.
+      let first = null, shown = null;
+      eachElement((el) => {
+        if (shown) return false;
+        if (!el.matches(opts.selector)) return;
+        if (!first) first = el;
+        if (!el.checkVisibility || el.checkVisibility()) { shown = el; return false; }
+      }, true, false);
+      if (!first) return {miss: true};
+      root = shown || first;
     } else {
       root = document.querySelector("main") || document.querySelector("article") ||
         document.querySelector("[role=main]") || document.body || document.documentElement;
     }
+    // --from-anchor (else the URL's fragment): text starts at that element, when the root holds it.
+    let anchorId = opts.anchor || null;
+    if (!anchorId && !opts.selector && location.hash.length > 1) {
+      try { anchorId = decodeURIComponent(location.hash.slice(1)); } catch (e) { anchorId = location.hash.slice(1); }
+    }
+    let anchor = anchorId ? (document.getElementById(anchorId) || document.getElementsByName(anchorId)[0] || null) : null;
+    if (anchor && !(anchor === root || root.contains(anchor))) anchor = null;
+    if (opts.anchor && !anchor) return {anchorMissing: true};
+    let reading = !anchor;
     const budget = opts.budget;
     const items = [];  // strings, or numbers: required line breaks
     let size = 0, more = false;
 
     function push(item) {
+      if (!reading) return;
       if (typeof item === "string") {
         if (!item) return;
         size += item.length;
@@ -110,13 +128,17 @@
       if (more || workCut || depth > MAX_DEPTH || spent()) { if (workCut || depth > MAX_DEPTH) more = true; return; }
       if (node.nodeType === 3) {
         if (!visible) return;
-        const text = pre ? node.data.replace(/\r\n?/g, "\n") : node.data.replace(/[ \t\n\r\f]+/g, " ");
+        // Preformatted text (code) keeps its spaces and line breaks: protected from the final
+        // whitespace collapsing by private-use stand-ins, restored at the end.
+        const text = pre ? node.data.replace(/\r\n?/g, "\n").replace(/ /g, "\ue000").replace(/\t/g, "\ue001")
+          .replace(/\n/g, "\ue002") : node.data.replace(/[ \t\n\r\f]+/g, " ");
         push(text);
         return;
       }
       if (node.nodeType === 11) { visitChildren(node, visible, pre, depth); return; }
       if (node.nodeType !== 1) return;
       const el = node;
+      if (el === anchor) reading = true;
       if (el !== root && dropped(el)) return;
       const style = styleOf(el);
       const display = style.display;
@@ -144,7 +166,7 @@
       text += item;
     }
     text = text.replace(/\u00a0/g, " ").replace(/[ \t]+/g, " ").replace(/ ?\n ?/g, "\n")
-      .replace(/\n{3,}/g, "\n\n").trim();
+      .replace(/\n{3,}/g, "\n\n").trim().replace(/\ue000/g, " ").replace(/\ue001/g, "\t").replace(/\ue002/g, "\n");
     return {title: cut(document.title, 4096), url: cut(location.href, 16384), text: text, more: more || workCut};
   }
 
@@ -229,13 +251,21 @@
         break;
       }
     }
+    // Contexts: CONTEXT_PAD characters either side, bounded; matches whose contexts would
+    // overlap share the first one's (sameContextAs), so six matches in a paragraph cost one.
+    const CONTEXT_PAD = 80, MAX_CONTEXT = 400;
+    let group = null;
     const out = matches.map(([s, e], i) => {
       const first = segmentAt(s), last = segmentAt(e - 1);
       const node = first.node;
       const parent = node.parentElement || (node.parentNode && node.parentNode.host) || null;
-      const pad = Math.max(0, Math.floor((500 - (e - s)) / 2));
-      const around = text.slice(Math.max(0, s - pad), Math.min(text.length, e + pad));
-      const context = cut(clean(around.replace(/\n/g, " ")), 500);
+      const from = Math.max(0, s - CONTEXT_PAD), to = Math.min(text.length, e + CONTEXT_PAD);
+      let context = null, same = null;
+      if (group && from < group.to && e <= group.limit) { same = group.index; group.to = Math.max(group.to, to); }
+      else {
+        group = {index: i + 1, from: from, to: to, limit: from + MAX_CONTEXT, item: null};
+      }
+      if (same === null) context = "";  // filled once its group is complete
       let rect = {left: 0, top: 0, width: 0, height: 0};
       try {
         const range = node.ownerDocument.createRange();
@@ -246,8 +276,12 @@
       const style = parent ? styleOf(parent) : null;
       const visible = rect.width > 0 && rect.height > 0 && !!style && style.visibility === "visible" &&
         parseFloat(style.opacity) !== 0;
-      return Object.assign({index: i + 1, text: cut(text.slice(s, e), 500), context: context,
-        tagName: parent ? parent.localName : "", visible: visible}, box(rect, first.ctx));
+      const item = Object.assign({index: i + 1, text: cut(text.slice(s, e), 500)},
+        same === null ? {context: context} : {sameContextAs: same},
+        {tagName: parent ? parent.localName : "", visible: visible}, box(rect, first.ctx));
+      if (same === null) group.item = item;
+      group.item.context = cut(clean(text.slice(group.from, Math.min(group.to, group.limit)).replace(/\n/g, " ")), MAX_CONTEXT);
+      return item;
     });
     return {title: cut(document.title, 4096), url: cut(location.href, 16384), totalMatches: total, matches: out,
       truncated: total > out.length || countCut || textCut || workCut};

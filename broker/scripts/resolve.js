@@ -118,16 +118,25 @@
   if (opts.mode !== "state" && store.roleOf && ((store.roleOf(el) || "button") !== role || currentName !== name))
     return {stale: "node_changed"};
   if (opts.mode === "call") return {value: fn(el, opts.args || {})};
+  const editorKind = store.editorKind && store.editorKind(el);  // CodeMirror 5, Monaco, Ace (observe.js)
   const state = (e) => {
     const active = (() => { let a = document.activeElement; while (a) { const inner = (a.shadowRoot && a.shadowRoot.activeElement) || (a.contentDocument && a.contentDocument.activeElement); if (!inner || inner === a) break; a = inner; } return a; })();
     const checked = e.localName === "input" && ["checkbox", "radio"].includes((e.type || "").toLowerCase()) ? e.checked
       : e.getAttribute("aria-checked") === "mixed" ? "mixed" : e.getAttribute("aria-checked") === "true";
     return {checked: checked, selected: e.localName === "option" ? e.selected : e.getAttribute("aria-selected") === "true",
-      pressed: e.getAttribute("aria-pressed") === "true", expanded: e.getAttribute("aria-expanded") === "true",
-      focused: active === e, activeTag: active ? active.localName : null};
+      pressed: e.getAttribute("aria-pressed") === "true", expanded: e.localName === "summary" && e.parentElement && e.parentElement.localName === "details"
+        && !e.hasAttribute("aria-expanded") ? e.parentElement.open : e.getAttribute("aria-expanded") === "true",
+      focused: active === e || (!!editorKind && e.contains(active)), activeTag: active ? active.localName : null};
   };
   if (opts.mode === "state") return {state: state(el), name: currentName};
   const editable = () => {
+    if (editorKind) {
+      // A code editor's own hidden textarea takes the keys; its drawn lines show the text.
+      const input = el.querySelector("textarea");
+      if (!input) return null;
+      return {kind: "code_editor", sensitive: false, value: () => store.editorText(el), readOnly: input.readOnly,
+        focus: () => input.focus({preventScroll: true})};
+    }
     if (el.localName === "input" || el.localName === "textarea") {
       const type = (el.type || "text").toLowerCase();
       if (["checkbox", "radio", "button", "submit", "reset", "image", "file", "color", "range", "hidden"].includes(type)) return null;
@@ -141,8 +150,15 @@
     const ed = editable();
     if (!ed) return {readback: null};
     const value = ed.value(), expected = (opts.clear ? "" : (entry.typeBefore || "")) + opts.text;
-    return {readback: {kind: ed.kind, sensitive: ed.sensitive, afterLength: value.length,
+    const answer = {readback: {kind: ed.kind, sensitive: ed.sensitive, afterLength: value.length,
       expectedLength: expected.length, matches: value === expected}, state: state(el)};
+    if (editorKind) {
+      // The editor's model lives in the page's own world: the broker reads it there, finding
+      // the editor by this short-lived mark (removed by that read).
+      answer.model = {kind: editorKind, mark: opts.mark};
+      el.setAttribute("data-browser-pilot-readback", opts.mark);
+    }
+    return answer;
   }
   if (el.matches(":disabled") || el.closest("[aria-disabled='true'], [inert]")) return {refuse: "disabled"};
   const style = getComputedStyle(el);
@@ -179,7 +195,7 @@
     const ed = editable();
     if (!ed) return {refuse: "not_editable"};
     if (ed.readOnly) return {refuse: "readonly"};
-    el.focus();
+    if (ed.focus) ed.focus(); else el.focus();
     entry.typeBefore = ed.value();  // stays in this world; only its length leaves
     if (!opts.clear) {
       try { if (el.setSelectionRange) el.setSelectionRange(el.value.length, el.value.length); } catch (e) {}
@@ -189,7 +205,7 @@
       }
     }
     result.editable = {kind: ed.kind, sensitive: ed.sensitive, beforeLength: entry.typeBefore.length,
-      mac: /Mac/.test(navigator.platform)};
+      mac: /Mac/.test(navigator.platform), editor: editorKind || undefined};
     result.state = state(el);
   }
   return result;

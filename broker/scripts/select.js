@@ -41,7 +41,31 @@
         if (ref.querySelector("[role=option]")) return ref;
       }
     }
-    return e.querySelector("[role=listbox]");
+    return e.querySelector("[role=listbox]") || popupListbox(e);
+  }
+  const visibleListboxes = (e) => Array.from(e.ownerDocument.querySelectorAll("[role=listbox]")).slice(0, 200)
+    .filter((lb) => lb !== e && !e.contains(lb) && visible(lb));
+  // A trigger without aria-controls (aria-haspopup=listbox, a list rendered on open, often in a
+  // portal at the end of <body>): the visible listbox that appeared since the select began, or —
+  // when the trigger says it is expanded — the nearest visible one nobody else claims.
+  function popupListbox(e) {
+    const role = roleOf(e), popup = (e.getAttribute("aria-haspopup") || "").toLowerCase();
+    if (role !== "combobox" && popup !== "listbox") return null;
+    const slot = slots[opts.slot];
+    const before = slot && slot.el === e ? slot.before : null;
+    if (!before && e.getAttribute("aria-expanded") !== "true") return null;
+    const doc = e.ownerDocument;
+    const claimed = (lb) => !!lb.id && Array.from(doc.querySelectorAll("[aria-controls], [aria-owns]")).slice(0, 500)
+      .some((h) => h !== e && !e.contains(h) && [...idrefs(h, "aria-controls"), ...idrefs(h, "aria-owns")].includes(lb));
+    const candidates = visibleListboxes(e).filter((lb) => !(before && before.has(lb)) && !claimed(lb));
+    if (!candidates.length) return null;
+    // A popup is positioned (absolute, fixed) or, unpositioned, appended last (a portal).
+    const positioned = (lb) => { for (let n = lb; n && n !== doc.body; n = n.parentElement) { const p = styleOf(n).position; if (p === "absolute" || p === "fixed") return true; } return false; };
+    const floating = candidates.filter(positioned);
+    if (!floating.length) return candidates[candidates.length - 1];
+    const r = e.getBoundingClientRect();
+    const distance = (lb) => { const q = lb.getBoundingClientRect(); return Math.hypot(q.left - r.left, q.top - r.bottom); };
+    return floating.sort((a, b) => distance(a) - distance(b))[0];
   }
   const ariaLabel = (o) => cut(clean(o.getAttribute("aria-label")) || clean(o.textContent));
   const ariaValue = (o, label) => cut(o.getAttribute("data-value") ?? o.getAttribute("value") ?? label);
@@ -164,9 +188,10 @@
     return d ? publicView(d) : {notDropdown: true};
   }
   if (op === "bind") {
+    delete slots[opts.slot];  // a previous select's snapshot of visible listboxes is not this one's
     const d = describe(el);
     if (!d) return {notDropdown: true};
-    slots[opts.slot] = {token: opts.token, el: el, option: null};
+    slots[opts.slot] = {token: opts.token, el: el, option: null, before: new Set(visibleListboxes(el))};
     const out = {kind: d.kind, requiresOpen: d.requiresOpen, multiple: d.multiple};
     if (opts.preflight) Object.assign(out, {point: preflight(el)});
     return out;

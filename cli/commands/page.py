@@ -95,7 +95,9 @@ def _render_eval(r):
 @click.argument("selector", required=False)
 @click.option("--limit", type=click.IntRange(1, 1_000_000), default=3000, show_default=True, metavar="CHARS",
               help="Most characters of text to return (1-1000000).")
-def read(selector, limit):
+@click.option("--from-anchor", "anchor", metavar="ID",
+              help="Start at the element with this id (a section); default: the URL's #fragment, if any.")
+def read(selector, limit, anchor):
     """Read the selected frame's text as a person sees it: the main content (or SELECTOR's),
     without navigation, headers/footers, scripts, hidden or aria-hidden parts.
 
@@ -106,10 +108,13 @@ def read(selector, limit):
     \b
     Example:  bp read --limit 8000
     Example:  bp read "#results"
+    Example:  bp read --from-anchor installation
     """
     args = {"limit": limit}
     if selector is not None:
         args["selector"] = selector
+    if anchor:
+        args["anchor"] = anchor.lstrip("#") or anchor
     _call(protocol.OP_READ, args, _render_read)
 
 

@@ -166,7 +166,7 @@ def test_a_click_blocked_by_an_alert_is_unblocked_from_another_process(home, con
     assert click.returncode == 0, (out, err)
     result = json.loads(out)
     assert result["evidence"]["effects"] == ["dialog_opened"]
-    assert result["dialog"] == {"type": "alert", "dialogId": pending["dialogId"]}
+    assert result["dialog"] == {"type": "alert", "dialogId": pending["dialogId"], "message": pending["message"]}
     assert evaluate(home, connected, "document.title") == "after-alert"
 
 

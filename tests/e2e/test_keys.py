@@ -22,7 +22,8 @@ def test_keyboard_types_into_the_focused_field_and_reads_back(home, connected, p
     result = bp(home, "keyboard", "hello world", "--click", "input[name=q]", env=connected)
     assert result.rc == 0, result
     assert result.json["evidence"] == {"action": "keyboard", "kind": "input", "sensitive": False, "beforeLength": 0,
-                                       "expectedLength": 11, "afterLength": 11, "status": "verified"}
+                                       "expectedLength": 11, "afterLength": 11, "status": "verified",
+                                       "method": "keys"}
     assert value_of(result.json, "Query") == "hello world"
     slow = bp(home, "keyboard", " Again", "--delay", "5", env=connected)
     assert slow.json["evidence"]["status"] == "verified", slow

@@ -1,0 +1,65 @@
+"""`read` and `search` on documentation-like pages: code keeps its whitespace, a hidden first
+match is passed over, a section anchor starts the text, and search contexts are merged and bounded."""
+
+import json
+
+from tests.helpers import bp
+
+
+def ok(home, env, *args):
+    result = bp(home, *args, env=env)
+    assert result.rc == 0, result
+    return result.json
+
+
+DOC = """<nav>Home | Docs</nav><main>
+<h2>Intro</h2><p>What this tool is for.</p>
+<h2 id="install">Installation</h2><p>Run this:</p>
+<pre><code>def main():
+    if ready:
+        return  42</code></pre>
+<h2 id="usage">Usage</h2><p>Call it.</p>
+</main>"""
+
+
+def test_read_keeps_the_whitespace_of_code(home, connected, pages):
+    ok(home, connected, "open", pages.page(DOC, title="docs"))
+    text = ok(home, connected, "read")["text"]
+    assert "def main():\n    if ready:\n        return  42" in text, text
+    assert "What this tool is for." in text
+
+
+def test_read_starts_at_an_anchor_or_the_urls_fragment(home, connected, pages):
+    url = pages.page(DOC, title="docs")
+    ok(home, connected, "open", url)
+    text = ok(home, connected, "read", "--from-anchor", "install")["text"]
+    assert text.startswith("Installation\n\nRun this:"), text
+    assert "Intro" not in text and "Usage" in text
+    ok(home, connected, "open", url + "#usage")
+    assert ok(home, connected, "read")["text"] == "Usage\n\nCall it."
+    missing = bp(home, "read", "--from-anchor", "nowhere", env=connected)
+    assert missing.code == "invalid_argument" and missing.json["context"]["field"] == "anchor", missing
+
+
+def test_read_a_selector_whose_first_match_is_hidden_reads_the_visible_one(home, connected, pages):
+    ok(home, connected, "open", pages.page(
+        '<div class="price" hidden>0.00</div><div class="price" style="display:none">1.00</div>'
+        '<div class="price">42 EUR</div><div class="price">99 EUR</div>'))
+    assert ok(home, connected, "read", ".price")["text"] == "42 EUR"
+
+
+def test_search_contexts_are_merged_and_bounded(home, connected, pages):
+    para = " ".join(f"The data set number {n} has more data in it." for n in range(3))
+    far = "filler words " * 100
+    ok(home, connected, "open", pages.page(f"<p>{para}</p><p>{far}</p><p>Last data here.</p>"))
+    result = ok(home, connected, "search", "data")
+    matches = result["matches"]
+    assert result["totalMatches"] == 7 and len(matches) == 7
+    assert "context" in matches[0] and len(matches[0]["context"]) <= 400
+    shared = [m for m in matches[:6] if "sameContextAs" in m]
+    assert shared and all(m["sameContextAs"] == 1 and "context" not in m for m in shared)
+    for m in shared:
+        assert m["text"] == "data"
+    assert matches[6].get("context", "").startswith("filler") or "Last data here." in matches[6]["context"]
+    assert "sameContextAs" not in matches[6]
+    assert len(json.dumps(matches)) < 2000
