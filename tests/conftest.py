@@ -1,3 +1,5 @@
+import json
+import os
 import shutil
 
 import pytest
@@ -73,3 +75,20 @@ def pytest_runtest_logreport(report):
 
 def pytest_terminal_summary(terminalreporter):
     realapps_figures.summary(terminalreporter)
+
+
+@pytest.fixture(scope="module")
+def download_browser():
+    """A Chromium whose profile has its own download directory configured (as a person's
+    Chrome has), so Chrome's default behaviour saves there without asking."""
+    root = helpers.short_tmpdir("bpd-")
+    saved = helpers.short_tmpdir("bpdl-")
+    os.makedirs(os.path.join(root, "Default"))
+    with open(os.path.join(root, "Default", "Preferences"), "w") as fh:
+        json.dump({"download": {"default_directory": saved, "prompt_for_download": False}}, fh)
+    browser = helpers.Chromium(root)
+    browser.saved = saved
+    yield browser
+    browser.stop()
+    shutil.rmtree(root, ignore_errors=True)
+    shutil.rmtree(saved, ignore_errors=True)

@@ -56,7 +56,7 @@ def bp_env(home, **extra):
 
 def bp(home, *args, env=None, timeout=60, **extra):
     run_env = env or bp_env(home, **extra)
-    return Result(subprocess.run([BP, *args], env=run_env, capture_output=True, text=True, timeout=timeout,
+    return Result(subprocess.run([BP, *map(str, args)], env=run_env, capture_output=True, text=True, timeout=timeout,
                                  stdin=subprocess.DEVNULL))
 
 

@@ -2,19 +2,7 @@
 a portal at the end of <body> a moment after opening, as Headless UI / Radix-style widgets do):
 `select` and `dropdown` find the listbox that appeared, never an unrelated one."""
 
-from tests.helpers import bp
-
-
-def ok(home, env, *args):
-    result = bp(home, *args, env=env)
-    assert result.rc == 0, result
-    return result.json
-
-
-def ref_of(observation, role, name):
-    found = [e["ref"] for e in observation["elements"] if (e["role"], e["name"]) == (role, name)]
-    assert len(found) == 1, (role, name, observation["elements"])
-    return str(found[0])
+from tests.helpers import ok, ref_of
 
 
 PICKER = """<label id="fruit-label">Fruit</label>

@@ -4,19 +4,7 @@ message of a dialog the input opened."""
 
 import json
 
-from tests.helpers import bp
-
-
-def ok(home, env, *args):
-    result = bp(home, *args, env=env)
-    assert result.rc == 0, result
-    return result.json
-
-
-def ref_of(observation, role, name):
-    found = [e["ref"] for e in observation["elements"] if (e["role"], e["name"]) == (role, name)]
-    assert len(found) == 1, (role, name, observation["elements"])
-    return str(found[0])
+from tests.helpers import ok, ref_of
 
 
 def page_value(home, env, expression):

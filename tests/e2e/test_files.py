@@ -226,23 +226,6 @@ def test_upload_refuses_symlinks_directories_and_missing_files_without_naming_th
 # --- downloads -----------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def download_browser():
-    """A Chromium whose profile has its own download directory configured (as a person's
-    Chrome has), so Chrome's default behaviour saves there."""
-    root = helpers.short_tmpdir("bpd-")
-    saved = helpers.short_tmpdir("bpdl-")
-    os.makedirs(os.path.join(root, "Default"))
-    with open(os.path.join(root, "Default", "Preferences"), "w") as fh:
-        json.dump({"download": {"default_directory": saved, "prompt_for_download": False}}, fh)
-    browser = helpers.Chromium(root)
-    browser.saved = saved
-    yield browser
-    browser.stop()
-    shutil.rmtree(root, ignore_errors=True)
-    shutil.rmtree(saved, ignore_errors=True)
-
-
 @pytest.fixture
 def dl_env(home, download_browser, outdir):
     env = helpers.bp_env(home, BROWSER_PILOT_BROWSER_DATA_DIRS=download_browser.root,

@@ -1,19 +1,7 @@
 """Input that real apps hear: `bp type` and `bp keyboard` send real key events by default (a
 search box that listens for keyup only, like MkDocs-Material's), and say which method they used."""
 
-from tests.helpers import bp
-
-
-def ok(home, env, *args):
-    result = bp(home, *args, env=env)
-    assert result.rc == 0, result
-    return result.json
-
-
-def ref_of(observation, role, name):
-    found = [e["ref"] for e in observation["elements"] if (e["role"], e["name"]) == (role, name)]
-    assert len(found) == 1, (role, name, observation["elements"])
-    return str(found[0])
+from tests.helpers import ok, ref_of
 
 
 # Searches on keyup only (never on input events); records what each key saw.

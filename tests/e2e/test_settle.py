@@ -1,46 +1,16 @@
 """What an input really started, settled without waiting for a navigation that never comes:
 a download, a fragment (same-document) navigation, a POST answered with 303 See Other."""
 
-import json
 import os
-import shutil
 
 import pytest
 
 from tests import helpers
-from tests.helpers import bp
+from tests.helpers import bp, ok, ref_of
 
 # A command deadline well under the 10 s a navigation may take: an input that started no new
 # document must settle long before it (today's stall ran into it).
 SHORT = "4000"
-
-
-def ok(home, env, *args):
-    result = bp(home, *args, env=env)
-    assert result.rc == 0, result
-    return result.json
-
-
-def ref_of(observation, role, name):
-    found = [e["ref"] for e in observation["elements"] if (e["role"], e["name"]) == (role, name)]
-    assert len(found) == 1, (role, name, observation["elements"])
-    return str(found[0])
-
-
-@pytest.fixture(scope="module")
-def download_browser():
-    """A Chromium whose profile saves downloads to its own directory without asking."""
-    root = helpers.short_tmpdir("bpd-")
-    saved = helpers.short_tmpdir("bpdl-")
-    os.makedirs(os.path.join(root, "Default"))
-    with open(os.path.join(root, "Default", "Preferences"), "w") as fh:
-        json.dump({"download": {"default_directory": saved, "prompt_for_download": False}}, fh)
-    browser = helpers.Chromium(root)
-    browser.saved = saved
-    yield browser
-    browser.stop()
-    shutil.rmtree(root, ignore_errors=True)
-    shutil.rmtree(saved, ignore_errors=True)
 
 
 def test_a_download_link_settles_at_once_and_reports_the_download(home, download_browser, pages):
