@@ -63,7 +63,7 @@ def test_wheel_sdist_and_skill_archive_carry_the_same_version(dist):
         entry_points = zf.read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
     assert "broker/scripts/observe.js" in names  # package data travels with the wheel
     assert not any(n.startswith(("tests/", "release/", "skill/")) for n in names)
-    assert "bp = cli.main:main" in entry_points and "browser-pilot = cli.main:main" in entry_points
+    assert "bp = cli.fast:main" in entry_points and "browser-pilot = cli.fast:main" in entry_points
     with tarfile.open(files["skill"]) as tar:
         members = tar.getnames()
         compat = json.load(tar.extractfile("browser-pilot/compatibility.json"))

@@ -104,7 +104,6 @@ def test_advanced_export_downloads_the_table_as_csv(agent, datasette):
     assert any(q.get("_dl") for _, path, q, _s in requests(datasette) if path == "/atlas/cities.csv")
 
 
-@pytest.mark.xfail(strict=True, reason="issue 15 §5: Datasette's CodeMirror SQL editor is offered as no textbox")
 def test_sql_editor_runs_a_typed_query(agent, datasette, chromium):
     page = agent.ok("open", datasette.url(agent.host, "/atlas"))
     query = "select count(*) as n from cities where country = 'Kenya'"

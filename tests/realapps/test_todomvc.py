@@ -27,7 +27,6 @@ def open_app(agent, site):
     return agent.ok("open", site.url(agent.host, "/todomvc/index.html"))
 
 
-@pytest.mark.xfail(strict=True, reason="issue 15 §4: type --submit calls the app's cleared field a value_mismatch")
 def test_type_submit_adds_three_todos_once_each(agent, site, chromium):
     page = open_app(agent, site)
     for title in ("Buy milk", "Walk the dog", "Water plants"):
