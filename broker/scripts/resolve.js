@@ -131,10 +131,11 @@
   if (opts.mode === "state") return {state: state(el), name: currentName};
   const editable = () => {
     if (editorKind) {
-      // A code editor's own hidden textarea takes the keys; its drawn lines show the text.
-      const input = el.querySelector("textarea");
+      // A code editor's own hidden textarea (or EditContext element) takes the keys; its drawn lines show the text.
+      const input = store.editorInput(el);
       if (!input) return null;
-      return {kind: "code_editor", sensitive: false, value: () => store.editorText(el), readOnly: input.readOnly,
+      return {kind: "code_editor", sensitive: false, value: () => store.editorText(el),
+        readOnly: input.readOnly === true || input.getAttribute("aria-readonly") === "true",
         focus: () => input.focus({preventScroll: true})};
     }
     if (el.localName === "input" || el.localName === "textarea") {
