@@ -5,6 +5,7 @@ module sets up (the ES-module ones bundled into one IIFE file by esbuild, also f
 `type --clear` replaces the whole content, checked against the editor's own model (its
 instance's value or state), never against Browser Pilot's word."""
 
+import fcntl
 import hashlib
 import os
 import shutil
@@ -36,11 +37,13 @@ def npm_install(name, packages, ready, ignore_scripts=False):
         pytest.fail("npm is required for the editor tests (apt-get install npm)")
     root = os.path.join(os.path.expanduser("~"), ".cache", "browser-pilot-tests", name)
     modules = os.path.join(root, "node_modules")
-    if not all(os.path.exists(os.path.join(modules, path)) for path in ready):
-        os.makedirs(root, exist_ok=True)
-        flags = ["--ignore-scripts"] if ignore_scripts else []
-        subprocess.run([npm, "install", "--prefix", root, "--no-audit", "--no-fund", "--no-save", *flags, *packages],
-                       check=True, capture_output=True, timeout=600)
+    os.makedirs(root, exist_ok=True)
+    with open(os.path.join(root, ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # xdist workers set up this module at once; one installs
+        if not all(os.path.exists(os.path.join(modules, path)) for path in ready):
+            flags = ["--ignore-scripts"] if ignore_scripts else []
+            subprocess.run([npm, "install", "--prefix", root, "--no-audit", "--no-fund", "--no-save", *flags, *packages],
+                           check=True, capture_output=True, timeout=600)
     return modules
 
 
@@ -68,14 +71,14 @@ def modern_editors(pages):
                           ignore_scripts=True)
     root = os.path.dirname(modules)
     bundle = os.path.join(root, "modern-editors.js")
-    if not os.path.exists(bundle):
-        entry = os.path.join(root, "entry.js")
+    if not os.path.exists(bundle):  # written whole under a private name, then renamed
+        entry = os.path.join(root, f"entry-{os.getpid()}.js")
         with open(entry, "w") as fh:
             fh.write(MODERN_ENTRY)
         subprocess.run([os.path.join(modules, ".bin", "esbuild"), entry, "--bundle", "--format=iife", "--minify",
-                        "--log-level=warning", "--outfile=" + bundle + ".part"], check=True, capture_output=True,
+                        "--log-level=warning", f"--outfile={bundle}.{os.getpid()}"], check=True, capture_output=True,
                        timeout=300, cwd=root)
-        os.replace(bundle + ".part", bundle)
+        os.replace(f"{bundle}.{os.getpid()}", bundle)
     pages.files["modern-editors.js"] = bundle
     vs = os.path.join(modules, "monaco-editor", "min", "vs")
     for folder, _, names in os.walk(vs):
