@@ -21,11 +21,12 @@ MODERN_PACKAGES = ("codemirror@6.0.2", "@codemirror/view@6.43.15", "@codemirror/
                    "@tiptap/core@3.35.0", "@tiptap/starter-kit@3.35.0", "@tiptap/pm@3.35.0",
                    "lexical@0.52.0", "@lexical/rich-text@0.52.0", "monaco-editor@0.57.0", "esbuild@0.28.2")
 MODERN_ENTRY = """import {basicSetup, EditorView} from "codemirror";
+import {EditorState} from "@codemirror/state";
 import {Editor} from "@tiptap/core";
 import StarterKit from "@tiptap/starter-kit";
 import {createEditor, $getRoot, $createParagraphNode, $createTextNode} from "lexical";
 import {registerRichText} from "@lexical/rich-text";
-window.Editors = {basicSetup, EditorView, Editor, StarterKit, createEditor, registerRichText,
+window.Editors = {basicSetup, EditorView, EditorState, Editor, StarterKit, createEditor, registerRichText,
   $getRoot, $createParagraphNode, $createTextNode};
 """
 
@@ -70,7 +71,7 @@ def modern_editors(pages):
     modules = npm_install(name, MODERN_PACKAGES, ["esbuild/package.json", "monaco-editor/min/vs/loader.js"],
                           ignore_scripts=True)
     root = os.path.dirname(modules)
-    bundle = os.path.join(root, "modern-editors.js")
+    bundle = os.path.join(root, "modern-editors-" + hashlib.sha256(MODERN_ENTRY.encode()).hexdigest()[:12] + ".js")
     if not os.path.exists(bundle):  # written whole under a private name, then renamed
         entry = os.path.join(root, f"entry-{os.getpid()}.js")
         with open(entry, "w") as fh:
@@ -252,3 +253,16 @@ require(["vs/editor/editor.main"], () => {
     # The editor builds itself after its AMD modules load (after the page's load event).
     assert wait_until(lambda: in_page(chromium, "monaco", "!!(window.monacoEditor && document.querySelector('.view-line'))"))
     types_into_the_one_textbox(home, connected, chromium, "monaco", "Script", "let x = 1;", "monacoEditor.getValue()")
+
+
+def test_a_codemirror6_model_that_refuses_the_change_is_a_mismatch(home, connected, chromium, modern_editors):
+    # A filter drops every change to the document: the model, not the keys sent, decides.
+    ok(home, connected, "open", modern_editors.page(MODERN + """<div id="host"></div><script>
+window.view = new Editors.EditorView({doc: "select 1", parent: document.getElementById("host"),
+  extensions: [Editors.basicSetup, Editors.EditorView.contentAttributes.of({"aria-label": "Query"}),
+    Editors.EditorState.transactionFilter.of((tr) => tr.docChanged ? [] : tr)]});
+</script>""", title="codemirror6-refusing"))
+    ref = str(textboxes(ok(home, connected, "snapshot"))[0]["ref"])
+    result = ok(home, connected, "type", ref, "drop table notes", "--clear")
+    assert (result["evidence"]["status"], result["evidence"].get("readFrom")) == ("mismatch", "editor_model"), result
+    assert in_page(chromium, "codemirror6-refusing", "view.state.doc.toString()") == "select 1"
