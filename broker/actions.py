@@ -347,22 +347,33 @@ class Pin:
                       context=context)
 
 
-# Runs in the page's own world: a code editor's model (its text as the editor holds it, not as it
-# draws it) is reachable only there. Answers lengths and a verdict, never the text.
+# Runs in the page's own world: an editor's model (its text as the editor holds it, not as it
+# draws it) is reachable only there. Answers lengths and a verdict, never the text; with no text,
+# only the model's length (before typing). Rich-text blocks count one a line, as typed.
 EDITOR_MODEL = """(function (mark, text, clear, beforeLength) {
   const el = document.querySelector('[data-browser-pilot-readback="' + mark + '"]');
   if (!el) return null;
   el.removeAttribute("data-browser-pilot-readback");
   let value = null;
   try {
+    const cm6 = (el.cmTile && el.cmTile.root && el.cmTile.root.view) || (el.cmView && el.cmView.rootView && el.cmView.rootView.view);
     if (el.CodeMirror && el.CodeMirror.getValue) value = el.CodeMirror.getValue();
     else if (el.env && el.env.editor && el.env.editor.getValue) value = el.env.editor.getValue();
+    else if (cm6 && cm6.state && cm6.state.doc) value = cm6.state.doc.toString();
+    else if (el.pmViewDesc && el.pmViewDesc.node && el.pmViewDesc.node.textBetween) {
+      const doc = el.pmViewDesc.node;  // ProseMirror (TipTap…): the view's document node
+      value = doc.textBetween(0, doc.content.size, "\\n", (leaf) => /break/i.test(leaf.type.name) ? "\\n" : "");
+    } else if (el.__lexicalEditor && el.__lexicalEditor.getEditorState) {
+      const state = el.__lexicalEditor.getEditorState();
+      value = state.read(() => state._nodeMap.get("root").getChildren().map((block) => block.getTextContent()).join("\\n"));
+    }
     else if (window.monaco && monaco.editor && monaco.editor.getEditors) {
       const ed = monaco.editor.getEditors().find((e) => { const n = e.getContainerDomNode(); return n === el || n.contains(el) || el.contains(n); });
       if (ed) value = ed.getValue();
     }
   } catch (e) { value = null; }
   if (typeof value !== "string") return null;
+  if (text === null) return {beforeLength: value.length};
   const matches = clear ? value === text : value.length === beforeLength + text.length && value.endsWith(text);
   return {afterLength: value.length, expectedLength: (clear ? 0 : beforeLength) + text.length, matches: matches,
     readFrom: "editor_model"};
@@ -370,7 +381,8 @@ EDITOR_MODEL = """(function (mark, text, clear, beforeLength) {
 
 
 def editor_model(session, mark, text, clear, before_length):
-    """The readback of a code editor from its own model (see EDITOR_MODEL), or None."""
+    """The readback of an editor from its own model (see EDITOR_MODEL), or None; with text None,
+    {"beforeLength": …} of the model."""
     import json
 
     expression = f"{EDITOR_MODEL}({json.dumps(mark)}, {json.dumps(text)}, {json.dumps(bool(clear))}, {int(before_length)})"
@@ -387,8 +399,14 @@ def type_text(broker, agent, raw, session, args, deadline):
     re-checks that the page is the one the first step saw; after the first mutation a change
     ends as unknown_outcome and no remaining step reaches the changed page."""
     text, clear, submit = args["text"], args.get("clear", False), args.get("submit", False)
-    answer = observe.resolve(broker, agent, raw, session, args["ref"], focus=True, clear=clear)
+    mark = os.urandom(6).hex()
+    answer = observe.resolve(broker, agent, raw, session, args["ref"], focus=True, clear=clear, mark=mark)
     editable = answer["editable"]
+    if editable.get("model"):
+        # What the editor draws may be part of its text (lines out of view): count its model.
+        before = editor_model(session, mark, None, clear, 0)
+        if before is not None:
+            editable = dict(editable, beforeLength=before["beforeLength"])
     target = input_point(session, answer)[0]
     pin = Pin(session, "type", lambda: observe.resolve(broker, agent, raw, session, args["ref"],
                                                        mode="state")["state"].get("focused"))

@@ -5,5 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/ensure-chromium.sh
 scripts/ensure-venv.sh test
+if ! command -v npm >/dev/null; then
+  # The real-app suite and the editor tests install their pinned npm packages with it.
+  SUDO=""; if [ "$(id -u)" -ne 0 ]; then SUDO="sudo -n"; fi
+  $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq npm >/dev/null
+fi
 scripts/ensure-realapps.sh
 exec .venv/bin/python -m pytest -n 2 -q -p no:cacheprovider tests "$@"

@@ -20,10 +20,12 @@
   };
   const editable = (el) => {
     if (!el) return null;
-    // The hidden textarea of a code editor: the editor's drawn text is the value (the textarea
+    // The hidden textarea (or Monaco's EditContext element) of a code editor: the editor's drawn text is the value (the textarea
     // is emptied by the editor after every key).
-    const root = el.localName === "textarea" && store.editorKind ? el.closest(".CodeMirror, .monaco-editor, .ace_editor") : null;
-    if (root && store.editorKind(root)) return {kind: "code_editor", sensitive: false, value: () => store.editorText(root), readOnly: el.readOnly};
+    const root = store.editorKind && (el.localName === "textarea" || el.classList.contains("native-edit-context"))
+      ? el.closest(".CodeMirror, .monaco-editor, .ace_editor") : null;
+    if (root && store.editorKind(root)) return {kind: "code_editor", sensitive: false, value: () => store.editorText(root),
+      readOnly: el.readOnly === true || el.getAttribute("aria-readonly") === "true"};
     if (el.localName === "input" || el.localName === "textarea") {
       const type = (el.type || "text").toLowerCase();
       if (["checkbox", "radio", "button", "submit", "reset", "image", "file", "color", "range", "hidden"].includes(type)) return null;

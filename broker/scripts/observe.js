@@ -61,6 +61,12 @@
       : kind === "monaco" ? ".view-lines .view-line" : ".ace_text-layer .ace_line");
     return Array.from(lines).slice(0, 5000).map((l) => l.textContent.replace(/[\u200b]/g, "").replace(/\u00a0/g, " ")).join("\n");
   }
+  function editorInput(el) {
+    // What takes the editor's keys: its hidden textarea, or Monaco's EditContext element (its
+    // default since 0.5x), beside which the textarea is a read-only, aria-hidden IME helper.
+    return el.querySelector(".native-edit-context") || el.querySelector("textarea:not([aria-hidden='true'])")
+      || el.querySelector("textarea");
+  }
   function editorName(el) {
     const own = clean(el.getAttribute("aria-label"));
     if (own) return own;
@@ -68,7 +74,7 @@
     const original = el.previousElementSibling;
     if (original && original.localName === "textarea" && original.labels && original.labels.length)
       return clean(Array.from(original.labels).map(textOf).join(" "));
-    const input = el.querySelector("textarea");
+    const input = editorInput(el);
     return input ? clean(input.getAttribute("aria-label")) : "";
   }
   function roleOf(el) {
@@ -281,6 +287,7 @@
   store.roleOf = roleOf;
   store.editorKind = editorKind;
   store.editorText = editorText;
+  store.editorInput = editorInput;
   store.nameOf = (el, role) => nameOf(el, role).slice(0, MAX_NAME);
 
   const scroller = document.scrollingElement || document.documentElement;

@@ -119,6 +119,10 @@
     return {stale: "node_changed"};
   if (opts.mode === "call") return {value: fn(el, opts.args || {})};
   const editorKind = store.editorKind && store.editorKind(el);  // CodeMirror 5, Monaco, Ace (observe.js)
+  // A rich or code editor on a contenteditable keeps its text in a model the page's world holds
+  // (CodeMirror 6 draws only the lines in view; ProseMirror and Lexical draw blocks their way).
+  const modelKind = editorKind || (!el.isContentEditable ? null : el.classList.contains("cm-content") ? "codemirror6"
+    : el.classList.contains("ProseMirror") ? "prosemirror" : el.getAttribute("data-lexical-editor") === "true" ? "lexical" : null);
   const state = (e) => {
     const active = (() => { let a = document.activeElement; while (a) { const inner = (a.shadowRoot && a.shadowRoot.activeElement) || (a.contentDocument && a.contentDocument.activeElement); if (!inner || inner === a) break; a = inner; } return a; })();
     const checked = e.localName === "input" && ["checkbox", "radio"].includes((e.type || "").toLowerCase()) ? e.checked
@@ -131,10 +135,11 @@
   if (opts.mode === "state") return {state: state(el), name: currentName};
   const editable = () => {
     if (editorKind) {
-      // A code editor's own hidden textarea takes the keys; its drawn lines show the text.
-      const input = el.querySelector("textarea");
+      // A code editor's own hidden textarea (or EditContext element) takes the keys; its drawn lines show the text.
+      const input = store.editorInput(el);
       if (!input) return null;
-      return {kind: "code_editor", sensitive: false, value: () => store.editorText(el), readOnly: input.readOnly,
+      return {kind: "code_editor", sensitive: false, value: () => store.editorText(el),
+        readOnly: input.readOnly === true || input.getAttribute("aria-readonly") === "true",
         focus: () => input.focus({preventScroll: true})};
     }
     if (el.localName === "input" || el.localName === "textarea") {
@@ -152,10 +157,10 @@
     const value = ed.value(), expected = (opts.clear ? "" : (entry.typeBefore || "")) + opts.text;
     const answer = {readback: {kind: ed.kind, sensitive: ed.sensitive, afterLength: value.length,
       expectedLength: expected.length, matches: value === expected}, state: state(el)};
-    if (editorKind) {
+    if (modelKind) {
       // The editor's model lives in the page's own world: the broker reads it there, finding
       // the editor by this short-lived mark (removed by that read).
-      answer.model = {kind: editorKind, mark: opts.mark};
+      answer.model = {kind: modelKind, mark: opts.mark};
       el.setAttribute("data-browser-pilot-readback", opts.mark);
     }
     return answer;
@@ -206,6 +211,11 @@
     }
     result.editable = {kind: ed.kind, sensitive: ed.sensitive, beforeLength: entry.typeBefore.length,
       mac: /Mac/.test(navigator.platform), editor: editorKind || undefined};
+    if (modelKind && opts.mark) {
+      // The model's length before typing, read by the broker in the page's world (as readback).
+      el.setAttribute("data-browser-pilot-readback", opts.mark);
+      result.editable.model = modelKind;
+    }
     result.state = state(el);
   }
   return result;
