@@ -80,7 +80,6 @@ def test_confirmed_delete_removes_the_order(agent, site):
     assert orders(site, agent.host) == []
 
 
-@pytest.mark.xfail(strict=True, reason="issue 15 §4: the click result that opens a confirm() lacks its message")
 def test_click_that_opens_a_confirm_tells_its_message(agent, site):
     page = place(agent, site, agent.host, "fork")
     agent.act("click", ref_of(page, "button", "Place order"))
@@ -88,6 +87,7 @@ def test_click_that_opens_a_confirm_tells_its_message(agent, site):
     listing = agent.ok("open", site.url(agent.host, "/orders"))
     clicked = agent.ok("click", ref_of(listing, "button", f"Delete #{order_id}"))
     message = f"Delete order #{order_id} of {agent.host}?"
-    assert message in str(clicked["evidence"]), clicked["evidence"]
+    assert "dialog_opened" in clicked["evidence"]["effects"], clicked["evidence"]
+    assert clicked["dialog"]["type"] == "confirm" and clicked["dialog"]["message"] == message, clicked.get("dialog")
     dialog = agent.ok("wait", "--dialog")
     assert dialog["matched"].get("message") == message
