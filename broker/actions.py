@@ -236,7 +236,6 @@ def focus_script(broker, agent, session, opts, timeout_s=10.0):
 
 
 QUIET_S = 0.12  # no DOM change for this long after an input: the page has answered it
-QUIET_IDLE_S = 0.06  # no change at all yet this long after the input: the input changed nothing
 QUIET_MAX_S = 1.0  # a page that never stops changing (a clock, a spinner) is observed anyway
 QUIET_POLL_S = 0.03
 
@@ -286,8 +285,7 @@ class Watch:
         changed_at = start
         if only_if_changed and count == 0:
             end = start
-        while count is not None and time.monotonic() < end and \
-                time.monotonic() - changed_at < (QUIET_S if count else QUIET_IDLE_S):
+        while count is not None and time.monotonic() < end and time.monotonic() - changed_at < QUIET_S:
             time.sleep(QUIET_POLL_S)
             if session.dialog_open() or session.loader != self.loader:
                 return None
