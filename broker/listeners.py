@@ -33,7 +33,10 @@ def mark(session, context_id, known):
         # (tests/e2e/test_observe_crash.py). Through Browser Pilot's own world it would also
         # leave duplicate wrappers (see observe.node_paths). `document` is unforgeable, so the
         # page cannot hand us another object, and evaluating it runs no page script.
-        reply = session.call("Runtime.evaluate", {"expression": "document", "objectGroup": GROUP}, timeout_s=5.0)
+        reply = session.call("Runtime.evaluate", {"expression": "document", "objectGroup": GROUP}, timeout_s=5.0,
+                             abort=getattr(session, "dialog_open", None))
+        if reply is None:
+            return 0  # a dialog opened: the observation stops at its next step
         document = (reply.get("result") or {}).get("objectId")
         if not document:
             return 0

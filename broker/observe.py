@@ -91,8 +91,14 @@ def world_key(agent_key):
 
 def call_in_world(session, context_id, source, opts, timeout_s=15.0, fn=None):
     expression = f"({source})({json.dumps(opts)}{', ' + fn if fn else ''})"
+    dialog_open = getattr(session, "dialog_open", None)
+    # A JavaScript dialog that opens meanwhile blocks every world of the page: stop waiting.
     reply = session.call("Runtime.evaluate", {"expression": expression, "contextId": context_id,
-                                              "returnByValue": True, "awaitPromise": False}, timeout_s=timeout_s)
+                                              "returnByValue": True, "awaitPromise": False}, timeout_s=timeout_s,
+                         abort=dialog_open)
+    if reply is None:
+        raise BPError("action_not_verified", "A JavaScript dialog is open in this tab and blocks the page.",
+                      retryable=True, context=session.dialog_context())
     if reply.get("exceptionDetails"):
         details = reply["exceptionDetails"]
         text = (details.get("exception") or {}).get("description") or details.get("text") or "script failed"

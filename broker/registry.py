@@ -139,6 +139,11 @@ def _observed(tab, action):
         result = observe.observe(tab.broker, tab.agent, tab.raw, tab.session, tab.args.get("limit", 50),
                                  timeout_s=tab.remaining(floor=1.0))
     except BPError as exc:
+        if tab.session.dialog_open():  # opened while observing: the same answer as above
+            from broker import dialogs
+
+            return {"evidence": dict(evidence, effects=sorted(set(evidence.get("effects", ())) | {"dialog_opened"})),
+                    "dialog": dialogs.brief(tab.session)}
         raise BPError("unknown_outcome", f"The {name} was dispatched but the page could not be observed after it.",
                       context={"action": name, "reason": exc.code, "evidence": evidence}) from None
     result["evidence"] = evidence

@@ -57,15 +57,22 @@ def _tab_to_open(broker, agent, request):
 def open_url(tab):
     session = tab.session
     result = session.navigate(tab.args["url"], timeout_s=tab.remaining(floor=1.5) - 0.5)
-    if result.get("dialog"):
-        # A beforeunload of the old page (or an alert of the new one) blocks the tab: say so
-        # now instead of waiting for a page the dialog holds. 'bp dialog' answers it.
+    observation = None
+    if not result.get("dialog"):
+        try:
+            observation = observe.observe(tab.broker, tab.agent, tab.raw, session, tab.args.get("limit", 50),
+                                          timeout_s=tab.remaining(floor=1.5) - 0.5)
+        except BPError:
+            if not session.dialog_open():
+                raise
+    if observation is None:
+        # A beforeunload of the old page, or an alert of the new one (while it loaded or while it
+        # was observed), blocks the tab: say so now instead of waiting for a page the dialog
+        # holds. 'bp dialog' answers it.
         from broker import dialogs
 
         return {"evidence": {"action": "navigate", "status": "unavailable", "reason": "dialog_opened",
                              "effects": ["dialog_opened"]}, "dialog": dialogs.brief(session)}
-    observation = observe.observe(tab.broker, tab.agent, tab.raw, session, tab.args.get("limit", 50),
-                                  timeout_s=tab.remaining(floor=1.5) - 0.5)
     if result.get("navigationError"):
         observation["evidence"] = {"action": "navigate", "status": "mismatch",
                                    "navigationError": result["navigationError"]}
