@@ -123,6 +123,7 @@ def press(broker, agent, raw, session, args, deadline):
     except keys.KeyError_ as exc:
         raise BPError("invalid_argument", str(exc), context={"field": "key"}) from None
     pinned = _focus(broker, agent, session, {"mode": "pin"})
+    watch = Watch(broker, agent, session)
     loader, since = session.loader, session.mark()
     popups_before = {t for t, i in broker.browser.targets.infos.items() if i.get("openerId") == raw}
     mask = 0
@@ -141,6 +142,10 @@ def press(broker, agent, raw, session, args, deadline):
         session.call("Input.dispatchKeyEvent", {"type": "keyUp", "key": key, "code": code,
                                                 "windowsVirtualKeyCode": vk, "modifiers": mask})
     navigated = settle(session, since, deadline, loader)
+    if not navigated:
+        # As after a click: a key that activates a link starts its load (or download) in a
+        # later task than the key event, so give the page its quiet period before reporting.
+        watch.quiet(deadline)
     effects = []
     if navigated or session.loader != loader:
         effects.append("navigation")
