@@ -3,11 +3,12 @@
 An Agent runs `bp snapshot`, `bp click 7`, `bp type 3 "text"` … once per step, and importing
 click costs more than the broker's own work for a click and its observation. So the common
 forms of the hot commands are read here by a small parser, and everything else — any other
-command, `--help`, `--human` or a terminal on stdout, an option spelling not listed below,
-anything that would be an error — goes to the full click application (cli/main.py), which
-owns every message and error. The rule that keeps the two in step: this parser accepts a
-subset of what click accepts and builds the same request from it (tests/unit/test_fast_path.py
-checks that against the click commands, argv by argv).
+command, `--help`, `--human` or a terminal on stdout, an option spelling not in the command's
+table, anything that would be an error — goes to the full click application (cli/main.py),
+which owns every message and error. The options and arguments come from cli/fast_table.py,
+generated from the click declarations (python -m cli.fast_table_gen); the rule that keeps the
+two in step: this parser accepts a subset of what click accepts and builds the same request
+from it (tests/unit/test_fast_path.py checks that against the click commands, argv by argv).
 """
 
 import os
