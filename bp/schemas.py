@@ -409,7 +409,7 @@ class ReplySchema(Schema):
 
     ok = fields.Boolean(required=True, truthy={True}, falsy={False})
     code = fields.String(validate=validate.OneOf(ERROR_CODES))
-    error = fields.String()
+    error = fields.Raw()  # a failure's message; `bp command` of a failed command: its recorded error object
     retryable = fields.Boolean(truthy={True}, falsy={False})
     hint = fields.String()
     context = fields.Dict(keys=fields.String())
@@ -421,6 +421,8 @@ class ReplySchema(Schema):
             missing = [name for name in ("code", "error", "retryable") if name not in data]
             if missing:
                 raise ValidationError(f"failure envelope lacks {missing}")
+            if not isinstance(data["error"], str):
+                raise ValidationError("a failure's error is its message", field_name="error")
 
 
 class NetArgs(Schema):

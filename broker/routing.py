@@ -217,8 +217,8 @@ def create_managed(broker, agent, request, url, profile_selector):
     agent.selected_profile = actual
     # The target event may trail the createTarget reply; make the table know the tab now.
     if broker.browser.targets.info(raw) is None:
-        broker.browser.targets.apply("Target.targetCreated", {"targetInfo": dict(
-            {"url": url, "title": ""}, **info, targetId=raw, type="page", browserContextId=actual)})
+        broker.browser.targets.apply("Target.targetCreated", {"targetInfo": {
+            "url": url, "title": "", **info, "targetId": raw, "type": "page", "browserContextId": actual}})
     return raw
 
 
