@@ -6,6 +6,7 @@ wire is cli/zmtp.py (standard library): no pyzmq, psutil or marshmallow on every
 
 import fcntl
 import os
+import sys
 
 from bp import ops, paths, protocol
 from bp.envelope import check_reply
@@ -139,11 +140,9 @@ def call(settings, op, args, *, installation=None):
         request, payload = protocol.encode_request(op, settings.client_key, args, timeout_ms=settings.timeout_ms,
                                                    request_id=settings.request_id, installation=installation)
         wait_ms = settings.timeout_ms + protocol.REPLY_MARGIN_MS if long_running else health_ms
-        ticker = None
-        if long_running:
-            from cli import progress
-
-            ticker = progress.ticker()
+        # Only a command that said what it awaits has loaded cli/progress.py: the fast path never does.
+        progress = sys.modules.get("cli.progress") if long_running else None
+        ticker = progress.ticker() if progress is not None else None
         try:
             reply = exchange(home_dir, payload, wait_ms, ticker=ticker)
         except signals.Interrupted as exc:
