@@ -89,7 +89,9 @@ def report_status(settings, failure=None):
         finish(_passive_status("stopped"), _render_status)
     recovery = {"required": True, "code": "browser_disconnected", "action": failure.remediation["message"],
                 "remediation": failure.remediation}
-    finish(_passive_status("unresponsive", recovery), _render_status)
+    # A service that runs but does not answer: "unavailable" (the contract's word); why, and
+    # what to do, is the remediation (restart_unresponsive_broker, inspect_broker_state).
+    finish(_passive_status("unavailable", recovery), _render_status)
 
 
 # --- browsers ----------------------------------------------------------------------------------
@@ -160,6 +162,9 @@ def connect(browser_filter):
     signals.install()
     startup.ensure_broker(settings)
     args = {"browser": browser_filter} if browser_filter else {}
+    from cli import progress
+
+    progress.expect("the browser to allow remote debugging (click Allow if asked)", settings.timeout_ms)
     reply = client.call(settings, protocol.OP_CONNECT, args)
     finish(reply, lambda r: f"connected to {r['browser']} ({r['browserId']}), generation {r['connectionGeneration']}")
 
