@@ -156,7 +156,7 @@ def plan(argv, environ=os.environ):
         index += 1
     if index >= len(argv) or argv[index] not in _BUILDERS:
         return None
-    if not json_forced and _tty():
+    if not json_forced and _tty(sys.stdout):
         return None  # people at a terminal get click's readable rendering
     if not protocol.CLIENT_KEY_RE.match(settings["client_key"] or ""):
         return None
@@ -177,6 +177,13 @@ def plan(argv, environ=os.environ):
     args = build(values)
     if args is None:
         return None
+    if command == "wait":  # as cli/commands/wait.py: its own --timeout, else the global one, else 30 s
+        if _tty(sys.stderr):
+            return None  # a person at a terminal gets click's progress line
+        if values["timeout_ms"] is not None:
+            timeout_ms = values["timeout_ms"]
+        elif settings["timeout"] is None:
+            timeout_ms = protocol.WAIT_TIMEOUT_DEFAULT_MS
     fields = {"client_key": settings["client_key"], "request_id": settings["request_id"], "timeout_ms": timeout_ms}
     return fields, op, args
 
@@ -333,9 +340,9 @@ _BUILDERS = {
 }
 
 
-def _tty():
+def _tty(stream):
     try:
-        return os.isatty(sys.stdout.fileno())
+        return os.isatty(stream.fileno())
     except (AttributeError, ValueError, OSError):
         return False
 
@@ -369,7 +376,10 @@ def run(fields, op, args):
             return _status(settings)
         if ops.OPS[op].long:
             signals.install()  # a long wait is cancellable, as in the click commands
-        finish(client.call(settings, op, args))
+        reply = client.call(settings, op, args)
+        if op == protocol.OP_WAIT and reply.get("code") == "wait_timeout" and not reply.get("hint"):
+            reply["hint"] = f"Waited {settings.timeout_ms} ms; give 'bp wait ... --timeout MS' to wait longer."
+        finish(reply)
     except BPError as exc:
         finish(exc.envelope(), exit_code=getattr(exc, "exit_code", None))
     except signals.Interrupted as exc:

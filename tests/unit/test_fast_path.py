@@ -73,6 +73,7 @@ def check_same(argv, monkeypatch, environ=None):
     ["open", "about:blank", "-l", "20"],
     ["wait", "--url", "*/dashboard*"], ["wait", "--text", "Order confirmed"], ["wait", "--selector", "#r li", "--interval", "500"],
     ["wait", "--dialog"], ["wait", "--popup"], ["wait", "--download"], ["--timeout", "10000", "wait", "--url=*x*"],
+    ["wait", "--text", "x", "--timeout", "500"], ["--timeout", "9000", "wait", "--popup", "--timeout=800"],
     ["read"], ["read", "--limit", "8000"], ["read", "#results"], ["read", "--from-anchor", "#installation"],
     ["find", "a.result"], ["find", "a", "--attributes", "href,title", "--limit", "50"], ["find", "p", "--no-shadow"],
     ["search", "free shipping", "--whole-word"], ["search", "x", "--selector", "main", "--case-sensitive", "-l", "200"],
@@ -118,6 +119,7 @@ HOT_TOKENS = ["scroll", "select", "open", "wait", "read", "find", "search", "key
               "javascript:x", "about:blank", "--url", "--text", "--dialog", "--download", "--popup", "--interval",
               "100", "99", "5000", "5001", "--from-anchor", "#", "#top", "--attributes", "href,title", "a b", "1x",
               "--no-shadow", "--case-sensitive", "--whole-word", "200", "201", "-d", "--delay", "1000", "--click",
+              "--timeout", "--timeout=300000", "300001",
               "0.5", "1e3", "1000000", "1000001", "#id", " ", "-l", "1", "3", "x", "", "-", "--limit", "--json"]
 
 
@@ -130,11 +132,21 @@ def test_any_argv_the_fast_path_takes_is_one_click_takes_the_same_way(monkeypatc
 
 
 @settings(max_examples=1500, deadline=None)
-@given(st.sampled_from(["scroll", "select", "open", "wait", "read", "find", "search", "keyboard"]),
+@given(st.lists(st.sampled_from(["--json", "--timeout", "5000", "--timeout=7", "--client-key", "agent-1"]), max_size=2),
+       st.sampled_from(["scroll", "select", "open", "wait", "read", "find", "search", "keyboard"]),
        st.lists(st.sampled_from(HOT_TOKENS), max_size=6))
-def test_the_remaining_hot_commands_agree_with_click_on_any_argv(command, rest):
+def test_the_remaining_hot_commands_agree_with_click_on_any_argv(globals_, command, rest):
     with pytest.MonkeyPatch.context() as monkeypatch:
-        check_same([command, *rest], monkeypatch)
+        check_same([*globals_, command, *rest], monkeypatch)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["--timeout", "5000", "--timeout=7"]), max_size=2),
+       st.lists(st.sampled_from(["--url", "--text", "--selector", "--dialog", "--popup", "--download", "*x*", "a",
+                                 "--interval", "100", "--timeout", "800", "--timeout=300000", "0"]), max_size=5))
+def test_wait_takes_its_deadline_as_click_does(globals_, rest):
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        check_same([*globals_, "wait", *rest], monkeypatch)
 
 
 def test_the_argument_table_is_the_click_declarations():
