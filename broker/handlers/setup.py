@@ -56,6 +56,7 @@ def status(broker, request):
         "browser": broker.browser.summary(),
         "session": agent.summary() if agent else {"state": "none"},
         "commands": _recovery_commands(broker, request.client),
+        "policy": broker.policy.describe(),  # the person's launch-time policy (bp policy)
     }
     if broker.browser.ready:
         result["recovery"] = _command_recovery(result["commands"])
