@@ -127,6 +127,7 @@ def connect(broker, request):
 
     network.hub(broker)  # network journal of the tabs attached from now on
     conn = broker.browser.connect(request.args.get("browser"), wait_s=max(0.05, request.remaining() - 0.25))
+    network.hub(broker).guard_popups(conn)  # navigation bounds reach popups of held tabs (policy origins)
     if request.record is not None:
         # The connection this command made is its own: its record follows it, not the one before.
         request.record.generation = conn.generation
