@@ -274,8 +274,8 @@ class Hub:
     def release_key(self, key):
         with self.lock:
             gone = self.states.pop(key, None)
-        if gone is not None and (gone.rules or gone.auth):
-            self.sync_all()
+        if (gone is not None and (gone.rules or gone.auth)) or _policy(self.broker).bounds:
+            self.sync_all()  # its tabs are nobody's now: their interception goes
 
     def _owner_state(self, session):
         """The KeyState of the live Agent holding this session's tab, or None."""
@@ -359,7 +359,7 @@ class Hub:
         """What the person's navigation bounds need intercepted on this session, or None: the
         documents of a tab someone holds (all its requests with origins.subresources), nothing
         on a tab nobody holds."""
-        rules = self.broker.policy
+        rules = _policy(self.broker)
         if not rules.bounds or self._holder(session) is None:
             return None
         if rules.subresources:
@@ -380,7 +380,7 @@ class Hub:
 
     def _out_of_bounds(self, session, params):
         """The origin a paused request would reach against the bounds, or None when it may go."""
-        rules = self.broker.policy
+        rules = _policy(self.broker)
         if not rules.bounds:
             return None
         request = params.get("request") or {}
@@ -415,7 +415,7 @@ class Hub:
         the broker has seen whether it is a popup of a held tab: a popup's first navigation
         starts in its own target, out of reach of its opener's interception. A popup of a held
         tab gets interception before it runs; any other new tab is let go at once, untouched."""
-        if not self.broker.policy.bounds or getattr(conn, "popups_guarded", False):
+        if not _policy(self.broker).bounds or getattr(conn, "popups_guarded", False):
             return
         conn.popups_guarded = True
         self.broker.browser.targets.on_attached = self.attached
@@ -442,7 +442,7 @@ class Hub:
                 guard = PopupGuard(conn, self.broker.browser.targets, session_id, info.get("targetId"), opener)
                 guard.listeners.append(self.listener)
                 self.broker.browser.targets.sessions[session_id] = guard
-                patterns = RULE_PATTERNS if self.broker.policy.subresources else DOCUMENT_PATTERNS
+                patterns = RULE_PATTERNS if _policy(self.broker).subresources else DOCUMENT_PATTERNS
                 conn.send_nowait("Fetch.enable", {"patterns": [dict(p) for p in patterns]}, session_id=session_id)
             conn.send_nowait("Runtime.runIfWaitingForDebugger", None, session_id=session_id)
             if not held:
@@ -762,6 +762,29 @@ def on_use(browser, session):
         found.sync_tree(session)
     except Exception:  # never let bookkeeping break the tab's command
         log.exception("network sync of a tab failed")
+
+
+def _policy(broker):
+    """The person's policy in force (bp/policy.py); none on a broker built without one (tests)."""
+    found = getattr(broker, "policy", None)
+    if found is None:
+        from bp.policy import Policy
+
+        found = Policy.none()
+    return found
+
+
+def resync(broker, raw):
+    """A tab changed hands (released, or another one taken instead): its interception follows."""
+    found = getattr(broker, "network_hub", None)
+    if found is None:
+        return
+    for candidate, session in broker.browser.workers.sessions():
+        if candidate == raw and hasattr(session, "fetch_state"):
+            try:
+                found.sync_tree(session)
+            except Exception:
+                log.exception("network sync of a released tab failed")
 
 
 def release_key(broker, key):

@@ -74,8 +74,8 @@ def find_tab(broker, agent, selector):
 def check_bounds(broker, raw, op="tab"):
     """Taking control of a user tab whose page is outside the person's navigation bounds is
     refused (capability_denied); managed tabs never get there (broker/network.py)."""
-    rules = broker.policy
-    if not rules.bounds:
+    rules = getattr(broker, "policy", None)
+    if rules is None or not rules.bounds:
         return
     holder, origin = broker.agents.owner(raw, broker.browser.popups())
     if origin != "user_tab":
@@ -95,6 +95,9 @@ def select(broker, agent, raw):
     previous = agent.selected
     if previous is not None and previous != raw and previous in agent.controlled:
         broker.agents.release(agent, previous)
+        from broker import network
+
+        network.resync(broker, previous)  # nobody holds it now: nothing of ours stays on it
     agent.selected = raw
     info = broker.browser.targets.info(raw)
     if info and info.get("browserContextId"):

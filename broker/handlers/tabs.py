@@ -31,6 +31,9 @@ def tab(broker, request):
             raise invalid_argument("index", "No tab is selected; name one: 'bp tab release <index>'.")
         row = _row(broker, agent, raw)
         broker.agents.release(agent, raw)
+        from broker import network
+
+        network.resync(broker, raw)  # nobody holds it now: nothing of ours stays on it
         if agent.selected == raw:
             agent.selected = None
         return {"released": True, "index": row["index"] if row else None, "targetId": agent.opaque_id(raw)}
