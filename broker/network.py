@@ -410,6 +410,12 @@ class Hub:
             target.blocked_navigations = getattr(target, "blocked_navigations", 0) + 1
             target.blocked_origin = origin
 
+    def _guard_done(self, session, params):
+        if getattr(session, "one_shot", False) and params.get("resourceType") == "Document" \
+                and params.get("frameId") == session.raw_id:
+            session.one_shot = False
+            self._send(session.conn, "Target.detachFromTarget", {"sessionId": session.session_id})
+
     def guard_popups(self, conn):
         """With navigation bounds in force, every new tab waits (waitForDebuggerOnStart) until
         the broker has seen whether it is a popup of a held tab: a popup's first navigation
@@ -430,16 +436,19 @@ class Hub:
         if conn is None or not session_id or not params.get("waitingForDebugger"):
             return  # an explicit attach (a TabSession's) or a tab that existed before: not ours to judge
         opener = info.get("openerId")
-        held = False
+        held, kind = False, None
         if opener:
             try:
-                key, _ = self.broker.agents.owner(opener, self.broker.browser.popups())
+                key, kind = self.broker.agents.owner(opener, self.broker.browser.popups())
                 held = bool(key) and self.broker.agents.get(key) is not None
             except Exception:
                 held = False
         try:
             if held:
                 guard = PopupGuard(conn, self.broker.browser.targets, session_id, info.get("targetId"), opener)
+                # A popup of a controlled user tab is a user tab again once its first document is
+                # judged (BR-25): the guard leaves then. A managed tab's popup stays held.
+                guard.one_shot = kind == "user_tab"
                 guard.listeners.append(self.listener)
                 self.broker.browser.targets.sessions[session_id] = guard
                 patterns = RULE_PATTERNS if _policy(self.broker).subresources else DOCUMENT_PATTERNS
@@ -561,9 +570,11 @@ class Hub:
         if outside is not None:  # the person's bounds come before any Agent's rule
             self._send(session, "Fetch.failRequest", {"requestId": request_id, "errorReason": "BlockedByClient"})
             self._blocked(session, outside)
+            self._guard_done(session, params)
             return
         if getattr(session, "guard", False):  # a popup guard checks bounds only; rules run on the tab's own session
             self._send(session, "Fetch.continueRequest", {"requestId": request_id})
+            self._guard_done(session, params)
             return
         request = params.get("request") or {}
         url = str(request.get("url") or "")
