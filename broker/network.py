@@ -435,15 +435,13 @@ class Hub:
         info = params.get("targetInfo") or {}
         if conn is None or not session_id or not params.get("waitingForDebugger"):
             return  # an explicit attach (a TabSession's) or a tab that existed before: not ours to judge
-        opener = info.get("openerId")
-        held, kind = False, None
-        if opener:
-            try:
+        held = False
+        try:
+            opener = info.get("openerId")
+            kind = None
+            if opener:
                 key, kind = self.broker.agents.owner(opener, self.broker.browser.popups())
                 held = bool(key) and self.broker.agents.get(key) is not None
-            except Exception:
-                held = False
-        try:
             if held:
                 guard = PopupGuard(conn, self.broker.browser.targets, session_id, info.get("targetId"), opener)
                 # A popup of a controlled user tab is a user tab again once its first document is
@@ -453,6 +451,10 @@ class Hub:
                 self.broker.browser.targets.sessions[session_id] = guard
                 patterns = RULE_PATTERNS if _policy(self.broker).subresources else DOCUMENT_PATTERNS
                 conn.send_nowait("Fetch.enable", {"patterns": [dict(p) for p in patterns]}, session_id=session_id)
+        except Exception:  # whatever went wrong, the new tab must not stay paused
+            log.exception("the popup guard could not judge a new tab")
+            held = False
+        try:
             conn.send_nowait("Runtime.runIfWaitingForDebugger", None, session_id=session_id)
             if not held:
                 conn.send_nowait("Target.detachFromTarget", {"sessionId": session_id})
