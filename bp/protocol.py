@@ -34,6 +34,12 @@ CLIENT_KEY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{2,127}$")
 REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
 TIMEOUT_MIN_MS, TIMEOUT_MAX_MS, TIMEOUT_DEFAULT_MS = 1, 300_000, 60_000
 
+# The roles an observation gives elements (broker/scripts/observe.js), for `bp snapshot --role`.
+ELEMENT_ROLES = ("button", "link", "textbox", "searchbox", "combobox", "listbox", "checkbox", "radio",
+                 "spinbutton", "slider", "switch", "menuitem", "menuitemcheckbox", "menuitemradio", "tab",
+                 "option", "treeitem")
+MAX_GREP = 1000  # characters of `bp snapshot --grep` text
+
 # How long a CLI waits for a broker that should answer at once before calling it unresponsive.
 HEALTH_WAIT_MS = 2_000
 # Extra CLI-side wait beyond the command's own deadline, for the reply to travel back.

@@ -101,6 +101,13 @@ class SnapshotArgs(Schema):
 
     limit = fields.Integer(strict=True, validate=validate.Range(min=1, max=10_000))
     diff = fields.Boolean(truthy={True}, falsy={False})
+    grep = fields.String(validate=validate.Length(min=1, max=protocol.MAX_GREP))
+    role = fields.String(validate=validate.OneOf(protocol.ELEMENT_ROLES))
+
+    @validates_schema
+    def _one_form(self, data, **kwargs):
+        if data.get("diff") and ("grep" in data or "role" in data):
+            raise ValidationError("give --diff or --grep/--role, not both", field_name="diff")
 
 
 class ClickArgs(Schema):

@@ -25,7 +25,8 @@ _COMMANDS = {
     "status": (protocol.OP_STATUS, {}, ()),
     "tabs": (protocol.OP_TABS, {}, ()),
     "snapshot": (protocol.OP_SNAPSHOT, {"-l": ("limit", True), "--limit": ("limit", True),
-                                        "--diff": ("diff", False)}, ()),
+                                        "--diff": ("diff", False), "--grep": ("grep", True),
+                                        "--role": ("role", True)}, ()),
     "click": (protocol.OP_CLICK, {"-l": ("limit", True), "--limit": ("limit", True),
                                   "--double": ("double", False), "--right": ("right", False)}, ("ref",)),
     "hover": (protocol.OP_HOVER, {"-l": ("limit", True), "--limit": ("limit", True)}, ("ref",)),
@@ -137,9 +138,20 @@ def _with_ref(options, given, args):
 
 
 def _snapshot(options, given):
+    grep, role = options.get("grep"), options.get("role")
+    if grep is not None and (not grep.strip() or len(grep) > protocol.MAX_GREP):
+        return None
+    if role is not None and role not in protocol.ELEMENT_ROLES:
+        return None
+    if options.get("diff") and (grep is not None or role is not None):
+        return None  # click refuses the pair
     args = _limit(options, {})
     if args is not None and options.get("diff"):
         args["diff"] = True
+    if args is not None and grep is not None:
+        args["grep"] = grep
+    if args is not None and role is not None:
+        args["role"] = role
     return args
 
 

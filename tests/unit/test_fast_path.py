@@ -61,6 +61,8 @@ def check_same(argv, monkeypatch, environ=None):
     ["hover", "9"], ["type", "4", "Ada Lovelace", "--clear", "-s"], ["type", "1", ""], ["press", "Shift+Tab"],
     ["tabs"], ["status"], ["--json", "--timeout", "5000", "click", "2"],
     ["--client-key", "agent-7", "--request-id", "r1", "type", "2", "x"], ["--client-key=agent-x", "snapshot"],
+    ["snapshot", "--grep", "Delete"], ["snapshot", "--grep=row 2", "--role", "button", "-l", "3"],
+    ["snapshot", "--role=link"],
 ])
 def test_common_steps_take_the_fast_path_and_send_what_click_sends(argv, monkeypatch):
     assert check_same(argv, monkeypatch) is not None
@@ -71,6 +73,8 @@ def test_common_steps_take_the_fast_path_and_send_what_click_sends(argv, monkeyp
     ["click", "١"], ["snapshot", "--limit", "１"], ["snapshot", "--limit", "0"], ["click", "3", "--double", "--right"],
     ["click"], ["snapshot", "-l5"], ["open", "https://example.com"], ["press", "Hyper+x"], ["--timeout", "0", "tabs"],
     ["snapshot", "--", "x"], ["type", "3", "-x"], ["click", "3", "--limit", "5", "--limit", "6"],
+    ["snapshot", "--grep", "x", "--diff"], ["snapshot", "--role", "heading"], ["snapshot", "--grep", " "],
+    ["snapshot", "--grep", "x", "--grep", "y"],
 ])
 def test_everything_else_goes_to_click(argv, monkeypatch):
     assert fast.plan(argv, {}) is None
@@ -86,7 +90,8 @@ def test_the_environment_supplies_the_key_and_request_id_as_in_click(monkeypatch
 TOKENS = ["snapshot", "click", "hover", "type", "press", "tabs", "status", "--limit", "-l", "--diff", "--double",
           "--right", "--clear", "-c", "--submit", "-s", "--json", "--timeout", "--client-key", "--request-id",
           "1", "3", "50", "10000", "10001", "0", "-1", "007", "+5", "٣", "abc", "Enter", "Control+a", "x",
-          "--limit=2", "--timeout=100", "agent-1", "-", "--", "", " 5", "300000", "300001"]
+          "--limit=2", "--timeout=100", "agent-1", "-", "--", "", " 5", "300000", "300001",
+          "--grep", "--role", "button", "heading", "--grep=Row", "--role=link"]
 
 
 @settings(max_examples=400, deadline=None)
