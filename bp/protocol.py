@@ -39,6 +39,9 @@ ELEMENT_ROLES = ("button", "link", "textbox", "searchbox", "combobox", "listbox"
                  "spinbutton", "slider", "switch", "menuitem", "menuitemcheckbox", "menuitemradio", "tab",
                  "option", "treeitem")
 MAX_GREP = 1000  # characters of `bp snapshot --grep` text
+# Ref numbers are never reused within a document (broker/observe.py), so they may pass the
+# 10,000 elements one observation lists.
+MAX_REF = 1_000_000
 
 # How long a CLI waits for a broker that should answer at once before calling it unresponsive.
 HEALTH_WAIT_MS = 2_000

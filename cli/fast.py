@@ -18,7 +18,7 @@ from bp import protocol
 
 _DIGITS = re.compile(r"[0-9]{1,6}\Z")  # ASCII only: anything else is click's to judge
 LIMIT_RANGE = (1, 10000)
-REF_RANGE = (1, 10000)
+REF_RANGE = (1, protocol.MAX_REF)
 
 # command -> (operation, option spellings -> (option name, takes a value), positionals)
 _COMMANDS = {
