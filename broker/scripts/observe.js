@@ -300,7 +300,7 @@
   if (table.byRef.size > opts.bound) {
     for (const [ref, held] of table.byRef) {
       if (table.byRef.size <= opts.bound) break;
-      if (table.listed.has(ref) || listed.has(ref)) continue;
+      if (table.listed.has(ref)) continue;
       table.byRef.delete(ref);
       table.ids.delete(held.el);
     }

@@ -161,6 +161,8 @@ def test_grep_lists_the_matching_elements_with_their_refs_and_the_count(home, co
     assert (buttons["matches"], buttons["truncated"], buttons["truncationReasons"]) == (30, True, ["element_limit"])
     one = ok(home, connected, "snapshot", "--grep", "edit row 7")
     assert [(e["ref"], e["name"]) for e in one["elements"]] == [(ref_of(full, "button", "Edit row 7"), "Edit row 7")]
+    text = bp(home, "--human", "snapshot", "--grep", "edit row 7", env=connected).stdout.splitlines()
+    assert "[matches] 1" in text and any(line.endswith('button "Edit row 7"') for line in text), text
     none = ok(home, connected, "snapshot", "--grep", "nothing like this")
     assert (none["elements"], none["matches"]) == ([], 0)
     assert ok(home, connected, "snapshot", "--role", "textbox")["matches"] == 1
