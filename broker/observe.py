@@ -374,7 +374,7 @@ def _walk_top(broker, agent, raw, session, opts, timeout_s):
 
 def register(broker, agent, raw, session, timeout_s=15.0):
     """Number every element a snapshot of the tab's own document would list, without making an
-    observation (bp find reports the numbers); returns the ref table and the world key."""
+    observation (bp find reports the numbers); returns the ref table."""
     opts = {"limit": MAX_LIMIT, "key": world_key(agent.key), "bound": MAX_REFS, "register": True}
     table, _ = _walk_top(broker, agent, raw, session, opts, timeout_s)
     return table
