@@ -238,7 +238,8 @@
   // text that distinguishes it: its row's first cell, a label beside it, its list item's text,
   // its fieldset's legend or group's label, the nearest heading before it. Only those elements
   // get one, so an observation of distinct names does not grow.
-  const MAX_CONTEXT = 80, CONTEXT_ELEMENTS = 1000;
+  // A budget of its own: a walk that used most of WORK_MS (a big table) still gets contexts.
+  const MAX_CONTEXT = 80, CONTEXT_ELEMENTS = 1000, CONTEXT_MS = 300;
   function shortText(text) {
     text = clean(text);
     return text.length > MAX_CONTEXT ? text.slice(0, MAX_CONTEXT - 1).trimEnd() + "\u2026" : text;
@@ -250,7 +251,8 @@
     const walker = container.ownerDocument.createTreeWalker(container, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT, {
       acceptNode(n) {
         if (n.nodeType === 3) return NodeFilter.FILTER_ACCEPT;
-        if (n === el || ["script", "style", "template", "noscript"].includes(n.localName) ||
+        // Not the options of a select beside it: what a person reads, not what a control holds.
+        if (n === el || ["script", "style", "template", "noscript", "select", "datalist", "textarea"].includes(n.localName) ||
             n.getAttribute("aria-hidden") === "true") return NodeFilter.FILTER_REJECT;
         const st = getComputedStyle(n);
         return st.display === "none" || st.visibility === "hidden" ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_SKIP;
@@ -279,7 +281,10 @@
         while (n && n.nodeType === 3 && !clean(n.data)) n = n[step];
         if (!n) continue;
         if (n.nodeType === 3) return n.data;
-        if (n.nodeType === 1 && !roleOf(n)) { const t = textBesides(n, el); if (t) return t; }
+        if (n.nodeType === 1 && !roleOf(n) && !n.querySelector("input, select, textarea, button, [role]")) {
+          const t = textBesides(n, el);
+          if (t) return t;
+        }
       }
       return "";
     },
@@ -323,10 +328,11 @@
       groups.get(key).push(i);
     });
     let budget = CONTEXT_ELEMENTS;
+    const since = performance.now();
     for (const members of groups.values()) {
       const name = out[members[0]].name;
       if (name && members.length < 2) continue;
-      if (budget <= 0 || performance.now() - started > WORK_MS) break;
+      if (budget <= 0 || performance.now() - since > CONTEXT_MS) break;
       budget -= members.length;
       // Level by level, an element takes the first text that no other of its group shares at
       // that level; one that never stands out keeps the first text it had.
