@@ -38,8 +38,12 @@ _SCRIPTS = {}
 
 
 def script(name):
+    """scripts/<name> as one expression, with the in-page library (scripts/lib.js) in its scope."""
     if name not in _SCRIPTS:
-        _SCRIPTS[name] = resources.files("broker").joinpath("scripts", name).read_text()
+        folder = resources.files("broker").joinpath("scripts")
+        # In parentheses: the script starts with comment lines, which a bare `return` would end at.
+        _SCRIPTS[name] = ('(function () {\n"use strict";\n' + folder.joinpath("lib.js").read_text()
+                          + "\nreturn (\n" + folder.joinpath(name).read_text() + "\n);\n})()")
     return _SCRIPTS[name]
 
 

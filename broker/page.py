@@ -277,31 +277,6 @@ def frame_offset(frame):
 
 
 REVEAL_GROUP = "browser-pilot-reveal"
-# Centres a box given in a frame element's content coordinates in the frame element's own document
-# (its scroll containers, then its window) and returns that box in this document's viewport. Only
-# this process scrolls: a native scrollIntoView would be carried on to other processes later.
-REVEAL_IN_PARENT = """function (inner) {
-  const fe = this, doc = fe.ownerDocument, win = doc.defaultView;
-  const hostOf = (n) => { const root = n.getRootNode(); return root && root.host ? root.host : null; };
-  const box = () => {
-    const r = fe.getBoundingClientRect(), s = win.getComputedStyle(fe);
-    return {left: r.left + fe.clientLeft + (parseFloat(s.paddingLeft) || 0) + inner.left,
-      top: r.top + fe.clientTop + (parseFloat(s.paddingTop) || 0) + inner.top,
-      width: inner.width, height: inner.height};
-  };
-  const mid = (lo, size, min, max) => lo + size / 2 - (min + max) / 2;
-  for (let n = fe.parentElement || hostOf(fe); n; n = n.parentElement || hostOf(n)) {
-    const s = win.getComputedStyle(n);
-    if (n === doc.scrollingElement || !/(auto|scroll|overlay)/.test(s.overflowX + s.overflowY)) continue;
-    const r = box(), c = n.getBoundingClientRect();
-    n.scrollTop += mid(r.top, r.height, c.top + n.clientTop, c.top + n.clientTop + n.clientHeight);
-    n.scrollLeft += mid(r.left, r.width, c.left + n.clientLeft, c.left + n.clientLeft + n.clientWidth);
-  }
-  const r = box();
-  win.scrollBy({left: mid(r.left, r.width, 0, win.innerWidth), top: mid(r.top, r.height, 0, win.innerHeight),
-    behavior: "instant"});
-  return box();
-}"""
 
 
 def _reveal_up(frame, session, rect, deadline):
@@ -321,7 +296,7 @@ def _reveal_up(frame, session, rect, deadline):
                                                    "executionContextId": context_id, "objectGroup": REVEAL_GROUP},
                                timeout_s=timeout_s)
             reply = target.call("Runtime.callFunctionOn", {
-                "functionDeclaration": REVEAL_IN_PARENT, "objectId": node["object"]["objectId"],
+                "functionDeclaration": observe.script("reveal.js"), "objectId": node["object"]["objectId"],
                 "arguments": [{"value": rect}], "returnByValue": True}, timeout_s=timeout_s)
         except BPError:
             raise BPError("stale_ref", "The selected frame is gone; run 'bp frame' again.",
@@ -431,7 +406,7 @@ def find(agent, raw, session, args, deadline, broker=None):
 
 def locate(agent, raw, session, args, deadline):
     frame = selected_frame(agent, raw, session)
-    # In a frame of another process, scroll each document on its own (see REVEAL_IN_PARENT).
+    # In a frame of another process, scroll each document on its own (see scripts/reveal.js).
     remote = frame is not None and isinstance(frame.session, FrameSession)
     result = run_script(frame, session, {"op": "locate", "selector": args["selector"], "local": remote}, deadline)
     _selector_errors(result, args["selector"])

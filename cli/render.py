@@ -10,6 +10,8 @@ def _quote(text):
 
 def _element(e, prefix=""):
     line = f"{prefix}[{e['ref']}] {escape(e['role'])} {_quote(e['name'])}"
+    if "context" in e:  # what tells it apart from others of the same role and name
+        line += f" context={_quote(e['context'])}"
     if "value" in e:
         line += f" value={_quote(e['value'])}"
     if e.get("checked"):

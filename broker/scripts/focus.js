@@ -46,16 +46,14 @@
     try { el = document.querySelector(opts.selector); } catch (e) { return {invalid: true}; }
     if (!el) return {missing: true};
     if (el.matches(":disabled") || el.closest("[aria-disabled='true'], [inert]")) return {refuse: "disabled"};
-    el.scrollIntoView({block: "center", inline: "center", behavior: "instant"});
-    const r = Array.from(el.getClientRects()).find((q) => q.width > 0 && q.height > 0);
-    if (!r) return {refuse: "no_layout"};
-    const x = r.left + r.width / 2, y = r.top + r.height / 2;
-    let hit = document.elementFromPoint(x, y);
-    while (hit && hit.shadowRoot) { const inner = hit.shadowRoot.elementFromPoint(x, y); if (!inner || inner === hit) break; hit = inner; }
-    const inside = (n) => { for (; n; n = n.parentNode || n.host || null) if (n === el) return true; return false; };
-    const labelled = el.labels && Array.from(el.labels).some((l) => l === hit || l.contains(hit));
-    if (!hit || !(inside(hit) || labelled)) return {refuse: "obscured", obstruction: hit ? {tagName: hit.localName, role: hit.getAttribute("role") || undefined} : null};
-    return {x: x, y: y};
+    // Where a click focuses it, by the ref resolver's rule (lib.js).
+    if (!scrollReach(el)) return {refuse: "outside_viewport"};
+    reveal(el, true, false);
+    if (!Array.from(el.getClientRects()).some((q) => q.width > 0 && q.height > 0)) return {refuse: "no_layout"};
+    const found = hitTest(el, false);
+    if (!found || !found.points.length)
+      return found && found.obstruction ? {refuse: "obscured", obstruction: found.obstruction} : {refuse: "outside_viewport"};
+    return {x: found.points[0][0], y: found.points[0][1]};
   }
   if (opts.mode === "pin") {
     const el = deepActive();

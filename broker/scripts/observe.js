@@ -164,39 +164,12 @@
     if (el.matches(":disabled")) return true;
     return !!el.closest("[aria-disabled='true'], [inert]");
   }
-  function hostOf(node) { const root = node.getRootNode(); return root && root.host ? root.host : null; }
-  function composedContains(outer, inner) {
-    for (let n = inner; n; n = n.parentNode || (n.host || null)) if (n === outer) return true;
-    return false;
-  }
-  function deepHit(doc, x, y) {
-    let hit = doc.elementFromPoint(x, y);
-    while (hit && hit.shadowRoot) {
-      const inner = hit.shadowRoot.elementFromPoint(x, y);
-      if (!inner || inner === hit) break;
-      hit = inner;
-    }
-    return hit;
-  }
-  function accepts(el, hit) {
-    if (!hit) return false;
-    if (hit === el || composedContains(el, hit)) return true;
-    if (labelsOf(el).some((l) => l === hit || composedContains(l, hit))) return true;
-    for (let h = hostOf(el); h; h = hostOf(h)) if (h === hit) return true;
-    return false;
-  }
-  function reachable(el, rect, doc, win) {
-    // Covered elements are not actionable. Off-screen ones are (after scrolling), so only points
-    // inside the viewport are tested.
-    const points = [[0.5, 0.5], [0.25, 0.25], [0.75, 0.25], [0.25, 0.75], [0.75, 0.75]];
-    let tested = 0;
-    for (const [fx, fy] of points) {
-      const x = rect.left + rect.width * fx, y = rect.top + rect.height * fy;
-      if (x < 0 || y < 0 || x >= win.innerWidth || y >= win.innerHeight) continue;
-      tested++;
-      if (accepts(el, deepHit(doc, x, y))) return true;
-    }
-    return tested === 0;
+  // What a person could act on, by the rule the resolver applies before an action (lib.js):
+  // scrolling can bring it into view, and where it shows now, the pointer lands on it. Below
+  // the fold (or in a scroll container) counts: only points shown now are hit-tested.
+  function reachable(el) {
+    const found = hitTest(el, false);
+    return !!found && found.reachable && (found.points.length > 0 || found.tested === 0);
   }
   function modalRoot(doc) {
     let modal = null;
@@ -213,7 +186,7 @@
     if (style.visibility === "hidden" || style.visibility === "collapse") return false;
     if (ctx.modal && !composedContains(ctx.modal, el)) return false;
     const rect = el.getBoundingClientRect();
-    return rect.width > 0 && rect.height > 0 && reachable(el, rect, ctx.doc, ctx.win);
+    return rect.width > 0 && rect.height > 0 && reachable(el);
   }
 
   const store = (globalThis.__browserPilot = globalThis.__browserPilot || {});
@@ -257,7 +230,7 @@
       const hiddenByOpacity = parseFloat(style.opacity) === 0 && !labelsOf(el).length;
       const inModal = !ctx.modal || composedContains(ctx.modal, el);
       if (rect.width > 0 && rect.height > 0 && !hiddenByOpacity && !disabled(el) && inModal &&
-          style.pointerEvents !== "none" && reachable(el, rect, ctx.doc, ctx.win)) {
+          style.pointerEvents !== "none" && reachable(el)) {
         eligible++;
         counted = true;
         if (els.length < LIMIT) {
@@ -300,6 +273,129 @@
   }
   visit(document.documentElement, 0, {doc: document, win: window, modal: topModal, parentStyle: null,
     insideControl: false});
+
+  // Names an Agent can tell apart: where elements of this observation share role and name (four
+  // "Delete" buttons in four rows) or a control has no name, each gets a short `context`, the
+  // text that distinguishes it: its row's first cell, a label beside it, its list item's text,
+  // its fieldset's legend or group's label, the nearest heading before it. Only those elements
+  // get one, so an observation of distinct names does not grow.
+  // A budget of its own: a walk that used most of WORK_MS (a big table) still gets contexts.
+  const MAX_CONTEXT = 80, CONTEXT_ELEMENTS = 1000, CONTEXT_MS = 300;
+  function shortText(text) {
+    text = clean(text);
+    return text.length > MAX_CONTEXT ? text.slice(0, MAX_CONTEXT - 1).trimEnd() + "\u2026" : text;
+  }
+  // The text a container shows apart from the element itself (what a person reads beside it).
+  function textBesides(container, el) {
+    const parts = [];
+    let length = 0;
+    const walker = container.ownerDocument.createTreeWalker(container, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT, {
+      acceptNode(n) {
+        if (n.nodeType === 3) return NodeFilter.FILTER_ACCEPT;
+        // Not the options of a select beside it: what a person reads, not what a control holds.
+        if (n === el || ["script", "style", "template", "noscript", "select", "datalist", "textarea"].includes(n.localName) ||
+            n.getAttribute("aria-hidden") === "true") return NodeFilter.FILTER_REJECT;
+        const st = getComputedStyle(n);
+        return st.display === "none" || st.visibility === "hidden" ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_SKIP;
+      }});
+    for (let n = walker.nextNode(); n && length <= MAX_CONTEXT; n = walker.nextNode()) {
+      const t = clean(n.data);
+      if (t) { parts.push(t); length += t.length + 1; }
+    }
+    return parts.join(" ");
+  }
+  const ROW_CELLS = new Set(["cell", "gridcell", "rowheader", "columnheader"]);
+  const CONTEXTS = [
+    function row(el) {
+      const tr = el.closest("tr, [role=row]");
+      if (!tr) return "";
+      for (const cell of tr.children) {
+        if (!(cell.localName === "td" || cell.localName === "th" || ROW_CELLS.has(explicitRole(cell))) || cell.contains(el)) continue;
+        const t = textBesides(cell, el);
+        if (t) return t;
+      }
+      return "";
+    },
+    function beside(el) {
+      for (const step of ["nextSibling", "previousSibling"]) {
+        let n = el[step];
+        while (n && n.nodeType === 3 && !clean(n.data)) n = n[step];
+        if (!n) continue;
+        if (n.nodeType === 3) return n.data;
+        if (n.nodeType === 1 && !roleOf(n) && !n.querySelector("input, select, textarea, button, [role]")) {
+          const t = textBesides(n, el);
+          if (t) return t;
+        }
+      }
+      return "";
+    },
+    function item(el) {
+      const li = el.closest("li, dd, article, [role=listitem], [role=treeitem], [role=article]");
+      return li ? textBesides(li, el) : "";
+    },
+    function group(el) {
+      const selector = "fieldset, dialog, [role=group], [role=radiogroup], [role=region], [role=dialog], [role=form]," +
+        " [role=toolbar], [role=tabpanel], [role=navigation], nav, section, form";
+      for (let g = el.parentElement && el.parentElement.closest(selector), hops = 0; g && hops < 8;
+           g = g.parentElement && g.parentElement.closest(selector), hops++) {
+        const legend = g.localName === "fieldset" ? g.querySelector(":scope > legend") : null;
+        const labelledby = g.getAttribute("aria-labelledby");
+        const t = legend ? textOf(legend) : labelledby ? labelledby.split(/\s+/).map((id) => textOf(byId(g, id))).join(" ")
+          : g.getAttribute("aria-label");
+        if (clean(t)) return t;
+      }
+      return "";
+    },
+    function heading(el) {
+      const HEADINGS = "h1, h2, h3, h4, h5, h6, [role=heading]";
+      const shown = (h) => h.getClientRects().length > 0;
+      let scanned = 0;
+      for (let n = el; n && n !== n.ownerDocument.body && scanned < 400; n = n.parentElement) {
+        for (let s = n.previousElementSibling; s && scanned < 400; s = s.previousElementSibling, scanned++) {
+          if (s.matches(HEADINGS) && shown(s)) return textOf(s);
+          const inner = Array.from(s.querySelectorAll(HEADINGS)).filter(shown);
+          if (inner.length) return textOf(inner[inner.length - 1]);
+        }
+      }
+      return "";
+    },
+  ];
+  function addContexts() {
+    const groups = new Map();
+    out.forEach((e, i) => {
+      if (!outEls[i]) return;
+      const key = e.role + "\u0000" + e.name;
+      if (!groups.has(key)) groups.set(key, []);
+      groups.get(key).push(i);
+    });
+    let budget = CONTEXT_ELEMENTS;
+    const since = performance.now();
+    for (const members of groups.values()) {
+      const name = out[members[0]].name;
+      if (name && members.length < 2) continue;
+      if (budget <= 0 || performance.now() - since > CONTEXT_MS) break;
+      budget -= members.length;
+      // Level by level, an element takes the first text that no other of its group shares at
+      // that level; one that never stands out keeps the first text it had.
+      const first = new Map();
+      let pending = members.slice();
+      for (const level of CONTEXTS) {
+        const found = new Map(), counts = new Map();
+        for (const i of pending) {
+          const t = shortText(level(outEls[i]));
+          if (!t || t.toLowerCase() === name.toLowerCase()) continue;
+          found.set(i, t);
+          if (!first.has(i)) first.set(i, t);
+          counts.set(t, (counts.get(t) || 0) + 1);
+        }
+        for (const [i, t] of found) if (counts.get(t) === 1 || members.length === 1) out[i].context = t;
+        pending = pending.filter((i) => !("context" in out[i]));
+        if (!pending.length) break;
+      }
+      for (const i of pending) if (first.has(i)) out[i].context = first.get(i);
+    }
+  }
+  if (!opts.register) addContexts();
 
   // --diff: which reported fields of the elements this table already held changed since they
   // were last observed (identity is the node: an identical-looking replacement has a new number).

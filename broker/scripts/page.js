@@ -31,9 +31,8 @@
     let doc = null;
     try { doc = el.contentDocument; } catch (e) { doc = null; }
     if (!doc || !doc.documentElement) return null;
-    const r = el.getBoundingClientRect(), s = styleOf(el);
-    return {doc: doc, ox: ctx.ox + r.left + el.clientLeft + (parseFloat(s.paddingLeft) || 0),
-      oy: ctx.oy + r.top + el.clientTop + (parseFloat(s.paddingTop) || 0)};
+    const [x, y] = contentOffset(el);
+    return {doc: doc, ox: ctx.ox + x, oy: ctx.oy + y};
   }
   const TOP = {doc: document, ox: 0, oy: 0};
 
@@ -374,38 +373,17 @@
   }
 
   // ---- locate ----------------------------------------------------------------------------------
-  function hostOf(node) { const root = node.getRootNode(); return root && root.host ? root.host : null; }
-  function contentOffset(fe) {
-    const r = fe.getBoundingClientRect(), s = styleOf(fe);
-    return [r.left + fe.clientLeft + (parseFloat(s.paddingLeft) || 0), r.top + fe.clientTop + (parseFloat(s.paddingTop) || 0)];
-  }
-  // Centre boxOf() (a box in el's viewport, measured afresh) in el's scroll containers and window,
-  // in this process only: inside an out-of-process frame a native scrollIntoView is carried on
-  // to the embedding documents later, asynchronously, and would move the match after measuring.
-  function centre(el, boxOf) {
-    const doc = el.ownerDocument, win = doc.defaultView || window;
-    const mid = (lo, size, min, max) => lo + size / 2 - (min + max) / 2;
-    for (let n = el.parentElement || hostOf(el); n; n = n.parentElement || hostOf(n)) {
-      const s = styleOf(n);
-      if (n === doc.scrollingElement || !/(auto|scroll|overlay)/.test(s.overflowX + s.overflowY)) continue;
-      const r = boxOf(), c = n.getBoundingClientRect();
-      n.scrollTop += mid(r.top, r.height, c.top + n.clientTop, c.top + n.clientTop + n.clientHeight);
-      n.scrollLeft += mid(r.left, r.width, c.left + n.clientLeft, c.left + n.clientLeft + n.clientWidth);
-    }
-    const r = boxOf();
-    win.scrollBy({left: mid(r.left, r.width, 0, win.innerWidth), top: mid(r.top, r.height, 0, win.innerHeight),
-      behavior: "instant"});
-  }
   function centreLocally(el) {
+    // Each document on its own, in this process only (lib.js scrollBoxIntoView).
     let boxOf = () => el.getBoundingClientRect();
-    centre(el, boxOf);
+    scrollBoxIntoView(el, boxOf, true);
     for (let doc = el.ownerDocument; doc !== document && doc.defaultView && doc.defaultView.frameElement; ) {
       const fe = doc.defaultView.frameElement, inner = boxOf;
       boxOf = () => {
         const r = inner(), [x, y] = contentOffset(fe);
         return {left: x + r.left, top: y + r.top, width: r.width, height: r.height};
       };
-      centre(fe, boxOf);
+      scrollBoxIntoView(fe, boxOf, true);
       doc = fe.ownerDocument;
     }
   }
@@ -413,7 +391,7 @@
     const hit = firstMatch(opts.selector, true);
     if (!hit) return {miss: true};
     if (opts.local) centreLocally(hit.el);
-    else hit.el.scrollIntoView({block: "center", inline: "center", behavior: "instant"});
+    else reveal(hit.el, true, false);
     const rect = hit.el.getBoundingClientRect();
     if (!(rect.width > 0 || rect.height > 0)) return {noLayout: true};
     // Where the frame sits may have moved with the scroll: measure frames afresh.

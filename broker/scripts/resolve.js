@@ -9,73 +9,7 @@
   const entry = store[opts.key];  // this Agent's ref table in this document (observe.js)
   if (!entry || entry.table !== opts.table) return {stale: "document_replaced"};
 
-  const composedContains = (outer, inner) => { for (let n = inner; n; n = n.parentNode || n.host || null) if (n === outer) return true; return false; };
-  const hostOf = (node) => { const root = node.getRootNode(); return root && root.host ? root.host : null; };
-  const deepHit = (x, y) => {
-    // Descend from the top document through same-process frames and open shadow roots.
-    let d = document, hx = x, hy = y, hit = null;
-    for (let guard = 0; guard < 64; guard++) {
-      hit = d.elementFromPoint(hx, hy);
-      while (hit && hit.shadowRoot) { const inner = hit.shadowRoot.elementFromPoint(hx, hy); if (!inner || inner === hit) break; hit = inner; }
-      if (hit && (hit.localName === "iframe" || hit.localName === "frame")) {
-        let inner = null; try { inner = hit.contentDocument; } catch (e) {}
-        if (!inner) return hit;
-        const r = hit.getBoundingClientRect(), s = getComputedStyle(hit);
-        hx -= r.left + hit.clientLeft + parseFloat(s.paddingLeft);
-        hy -= r.top + hit.clientTop + parseFloat(s.paddingTop);
-        d = inner;
-        continue;
-      }
-      return hit;
-    }
-    return hit;
-  };
-  // The frame elements from a node's document up to this world's top document.
-  const frameChain = (node) => {
-    const chain = [];
-    for (let w = node.ownerDocument.defaultView; w && w !== window; w = w.parent) {
-      const fe = w.frameElement;
-      if (!fe || !fe.isConnected) return null;
-      chain.push(fe);
-    }
-    return chain;
-  };
-  const contentOffset = (fe) => {
-    const r = fe.getBoundingClientRect(), s = getComputedStyle(fe);
-    return [r.left + fe.clientLeft + parseFloat(s.paddingLeft), r.top + fe.clientTop + parseFloat(s.paddingTop)];
-  };
-  const offsetOf = (chain) => {
-    let ox = 0, oy = 0;
-    for (const fe of chain) { const [x, y] = contentOffset(fe); ox += x; oy += y; }
-    return [ox, oy];
-  };
-  // Scroll a node into view. Inside an out-of-process iframe, only within this process: the
-  // browser would carry a native scrollIntoView on to the embedding page later, asynchronously,
-  // moving the element after its position was measured.
-  const reveal = (node, center) => {
-    if (!opts.nested) {
-      node.scrollIntoView({block: center ? "center" : "nearest", inline: center ? "center" : "nearest", behavior: "instant"});
-      return;
-    }
-    const delta = (lo, size, min, max) => {
-      if (center) return lo + size / 2 - (min + max) / 2;
-      if (lo < min) return lo - min;
-      if (lo + size > max) return Math.min(lo - min, lo + size - max);
-      return 0;
-    };
-    const win = node.ownerDocument.defaultView;
-    for (let n = node.parentElement || hostOf(node); n; n = n.parentElement || hostOf(n)) {
-      if (n === node.ownerDocument.documentElement || n === node.ownerDocument.body) break;
-      const s = getComputedStyle(n);
-      if (!/(auto|scroll|overlay)/.test(s.overflowX + s.overflowY)) continue;
-      const r = node.getBoundingClientRect(), c = n.getBoundingClientRect();
-      n.scrollTop += delta(r.top, r.height, c.top + n.clientTop, c.top + n.clientTop + n.clientHeight);
-      n.scrollLeft += delta(r.left, r.width, c.left + n.clientLeft, c.left + n.clientLeft + n.clientWidth);
-    }
-    const r = node.getBoundingClientRect();
-    win.scrollBy({left: delta(r.left, r.width, 0, win.innerWidth), top: delta(r.top, r.height, 0, win.innerHeight),
-      behavior: "instant"});
-  };
+  // The hit test, frame offsets and scrolling are the in-page library's (lib.js), as for the walker.
   const inViewport = (x, y) => x >= 0 && y >= 0 && x < window.innerWidth && y < window.innerHeight;
   const describe = (hit) => ({tagName: hit.localName, role: hit.getAttribute("role") || undefined});
 
@@ -86,8 +20,8 @@
     if (!fe || !fe.isConnected) return {stale: "frame_detached"};
     const chain = frameChain(fe);
     if (!chain) return {stale: "frame_detached"};
-    reveal(fe, false);
-    for (const outer of chain) reveal(outer, false);
+    reveal(fe, false, opts.nested);
+    for (const outer of chain) reveal(outer, false, opts.nested);
     const [ox, oy] = offsetOf(chain);
     const [cx, cy] = contentOffset(fe);
     const points = [];  // aligned with opts.points; null where this document hides the point
@@ -169,33 +103,15 @@
   if (el.matches(":disabled") || el.closest("[aria-disabled='true'], [inert]")) return {refuse: "disabled"};
   const style = getComputedStyle(el);
   if (style.display === "none" || style.visibility === "hidden") return {refuse: "no_layout"};
-  reveal(el, true);
-  for (const fe of frames) reveal(fe, false);
-  const [ox, oy] = offsetOf(frames);  // this element's viewport inside this world's top viewport
-  const rects = Array.from(el.getClientRects()).filter((r) => r.width > 0 && r.height > 0)
-    .sort((a, b) => b.width * b.height - a.width * a.height).slice(0, 4);
-  if (!rects.length) return {refuse: "no_layout"};
-  const accepts = (hit) => {
-    if (!hit) return false;
-    if (hit === el || composedContains(el, hit)) return true;
-    if (el.labels && Array.from(el.labels).some((l) => l === hit || composedContains(l, hit))) return true;
-    for (let h = hostOf(el); h; h = hostOf(h)) if (h === hit) return true;
-    return false;
-  };
-  let obstruction = null;
-  const points = [];
-  for (const r of rects) {
-    for (const [fx, fy] of [[0.5, 0.5], [0.25, 0.25], [0.75, 0.25], [0.25, 0.75], [0.75, 0.75]]) {
-      const x = ox + r.left + r.width * fx, y = oy + r.top + r.height * fy;
-      if (!inViewport(x, y)) continue;
-      const hit = deepHit(x, y);
-      if (accepts(hit)) points.push([x, y]);
-      else if (!obstruction && hit) obstruction = describe(hit);
-      if (points.length && !opts.allPoints) break;
-    }
-    if (points.length && !opts.allPoints) break;
-  }
-  if (!points.length) return obstruction ? {refuse: "obscured", obstruction: obstruction} : {refuse: "outside_viewport"};
+  // The walker's rule (lib.js): what no scrolling can bring into view is not listed, nor acted on.
+  if (!scrollReach(el)) return {refuse: "outside_viewport"};
+  reveal(el, true, opts.nested);
+  for (const fe of frames) reveal(fe, false, opts.nested);
+  if (!Array.from(el.getClientRects()).some((r) => r.width > 0 && r.height > 0)) return {refuse: "no_layout"};
+  const found = hitTest(el, opts.allPoints);
+  if (!found) return {stale: "frame_detached"};
+  const points = found.points;
+  if (!points.length) return found.obstruction ? {refuse: "obscured", obstruction: found.obstruction} : {refuse: "outside_viewport"};
   const result = {x: points[0][0], y: points[0][1], points: points, role: role, name: name, state: state(el)};
   if (opts.focus) {
     const ed = editable();

@@ -9,7 +9,6 @@
   const clean = (t) => (t || "").replace(/\s+/g, " ").trim();
   const cut = (t) => t.length > MAX_LABEL ? t.slice(0, MAX_LABEL) : t;
   const styleOf = (e) => e.ownerDocument.defaultView.getComputedStyle(e);
-  const parentOf = (n) => n.parentNode || n.host || null;
   const roleOf = (e) => {
     const explicit = (e.getAttribute("role") || "").trim().split(/\s+/)[0].toLowerCase();
     if (explicit) return explicit;
@@ -112,63 +111,20 @@
     return i;
   }
 
-  // Hit-testing in top-level viewport coordinates, as the ref resolver does.
-  const composedContains = (outer, inner) => { for (let n = inner; n; n = parentOf(n)) if (n === outer) return true; return false; };
-  const hostOf = (node) => { const root = node.getRootNode(); return root && root.host ? root.host : null; };
-  function accepts(e, hit) {
-    if (!hit) return false;
-    if (hit === e || composedContains(e, hit)) return true;
-    if (e.labels && Array.from(e.labels).some((l) => l === hit || composedContains(l, hit))) return true;
-    for (let h = hostOf(e); h; h = hostOf(h)) if (h === hit) return true;
-    return false;
-  }
-  function deepHit(x, y) {
-    let d = document, hx = x, hy = y, hit = null;
-    for (let guard = 0; guard < 64; guard++) {
-      hit = d.elementFromPoint(hx, hy);
-      while (hit && hit.shadowRoot) { const inner = hit.shadowRoot.elementFromPoint(hx, hy); if (!inner || inner === hit) break; hit = inner; }
-      if (hit && (hit.localName === "iframe" || hit.localName === "frame")) {
-        let inner = null; try { inner = hit.contentDocument; } catch (e) {}
-        if (!inner) return hit;
-        const r = hit.getBoundingClientRect(), s = styleOf(hit);
-        hx -= r.left + hit.clientLeft + parseFloat(s.paddingLeft);
-        hy -= r.top + hit.clientTop + parseFloat(s.paddingTop);
-        d = inner;
-        continue;
-      }
-      return hit;
-    }
-    return hit;
-  }
+  // Where to click, by the ref resolver's rule (lib.js).
   function point(e) {
-    let ox = 0, oy = 0;
-    for (let w = e.ownerDocument.defaultView; w && w !== window; w = w.parent) {
-      const fe = w.frameElement;
-      if (!fe) return {refuse: "outside_viewport"};
-      const r = fe.getBoundingClientRect(), s = styleOf(fe);
-      ox += r.left + fe.clientLeft + parseFloat(s.paddingLeft);
-      oy += r.top + fe.clientTop + parseFloat(s.paddingTop);
-    }
-    const rects = Array.from(e.getClientRects()).filter((r) => r.width > 0 && r.height > 0)
-      .sort((a, b) => b.width * b.height - a.width * a.height).slice(0, 4);
-    if (!rects.length) return {refuse: "no_layout"};
-    let obstruction = null;
-    for (const r of rects) {
-      for (const [fx, fy] of [[0.5, 0.5], [0.25, 0.25], [0.75, 0.25], [0.25, 0.75], [0.75, 0.75]]) {
-        const x = ox + r.left + r.width * fx, y = oy + r.top + r.height * fy;
-        if (x < 0 || y < 0 || x >= window.innerWidth || y >= window.innerHeight) continue;
-        const hit = deepHit(x, y);
-        if (accepts(e, hit)) return {x: x, y: y};
-        if (!obstruction && hit) obstruction = {tagName: hit.localName, role: hit.getAttribute("role") || undefined};
-      }
-    }
-    return obstruction ? {refuse: "obscured", obstruction: obstruction} : {refuse: "outside_viewport"};
+    if (!Array.from(e.getClientRects()).some((r) => r.width > 0 && r.height > 0)) return {refuse: "no_layout"};
+    const found = hitTest(e, false);
+    if (!found) return {refuse: "outside_viewport"};
+    if (found.points.length) return {x: found.points[0][0], y: found.points[0][1]};
+    return found.obstruction ? {refuse: "obscured", obstruction: found.obstruction} : {refuse: "outside_viewport"};
   }
   function preflight(e) {
     if (e.matches(":disabled") || e.closest("[aria-disabled='true'], [inert]")) return {refuse: "disabled"};
     const s = styleOf(e);
     if (s.display === "none" || s.visibility === "hidden") return {refuse: "no_layout"};
-    e.scrollIntoView({block: "center", inline: "center", behavior: "instant"});
+    if (!scrollReach(e)) return {refuse: "outside_viewport"};
+    reveal(e, true, false);
     return point(e);
   }
   // What the combobox itself shows (its value, or its text outside the listbox it contains).
@@ -231,7 +187,7 @@
   }
   if (op === "optionPoint") {
     if (option.closest("[aria-disabled='true']")) return {refuse: "disabled"};
-    option.scrollIntoView({block: "nearest", inline: "nearest", behavior: "instant"});
+    reveal(option, false, false);
     return point(option);
   }
   if (op === "verify") {

@@ -122,3 +122,9 @@ def test_writable_canned_query_posts_and_redirects(agent, datasette):
     assert any(m == "POST" and path == "/atlas/add_note" and s in (301, 302, 303)
                for m, path, _q, s in requests(datasette))
     assert "Note added" in agent.ok("read", "body")["text"] or "Note added" in str(done)
+
+
+def test_unnamed_filter_comboboxes_carry_a_context(agent, datasette):
+    page = agent.ok("open", datasette.url(agent.host, "/atlas/cities"), "--limit", "12")
+    unnamed = [e for e in page["elements"] if e["role"] == "combobox" and not e["name"]]
+    assert unnamed and all(e.get("context") for e in unnamed)

@@ -72,3 +72,12 @@ def test_search_finds_the_page_and_opens_it(agent, site, chromium):
     agent.act("click", ref_of(results, "link", contains="flux capacitor"))
     assert any(e["path"] == "/mkdocs/search/search_index.json" for e in read_log(site))
     assert page_eval(chromium, site.url(agent.host, "/"), "location.pathname") == "/mkdocs/calibration/"
+
+
+def test_links_of_the_off_screen_drawer_are_not_listed(agent, site):
+    page = agent.ok("open", site.url(agent.host, "/mkdocs/"))
+    # At this width the navigation drawer is translated off-screen: only the text's links.
+    assert refs(page, "link", "Home") == []
+    assert len(refs(page, "link", "Calibration")) == 1
+    agent.act("click", str(refs(page, "link", "Calibration")[0]))
+    assert agent.ok("snapshot")["url"].endswith("/mkdocs/calibration/")

@@ -83,3 +83,12 @@ def test_double_click_edits_a_todo(agent, site, chromium):
     agent.act("keyboard", "Buy oat milk", "--clear")
     agent.ok("press", "Enter")
     assert todos(chromium, site, agent) == [("Buy oat milk", False)]
+
+
+def test_unnamed_toggles_carry_their_todos_title_and_the_one_picked_by_it_completes(agent, site, chromium):
+    page = add(agent, open_app(agent, site), "Buy milk", "Walk the dog")
+    page = agent.ok("snapshot")
+    toggles = [e for e in page["elements"] if e["role"] == "checkbox" and e["name"] == ""]
+    assert [e.get("context") for e in toggles] == ["Buy milk", "Walk the dog"]
+    agent.act("click", str([e["ref"] for e in toggles if e["context"] == "Walk the dog"][0]))
+    assert todos(chromium, site, agent) == [("Buy milk", False), ("Walk the dog", True)]

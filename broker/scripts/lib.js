@@ -1,0 +1,231 @@
+// Browser Pilot's in-page library. broker/observe.py script() puts it in front of every other
+// script of this folder, so the walker that lists elements and the scripts that act on them
+// share one rule for what a person could act on: scrolling can bring the element into view,
+// and then a point of it receives the pointer. Geometry is in CSS px of the top-level viewport
+// of the world the script runs in (an out-of-process frame's world has its own).
+
+function hostOf(node) { const root = node.getRootNode(); return root && root.host ? root.host : null; }
+function composedContains(outer, inner) {
+  for (let n = inner; n; n = n.parentNode || n.host || null) if (n === outer) return true;
+  return false;
+}
+// The element under a point, through open shadow roots and same-process frames.
+function deepHit(x, y) {
+  let d = document, hx = x, hy = y, hit = null;
+  for (let guard = 0; guard < 64; guard++) {
+    hit = d.elementFromPoint(hx, hy);
+    while (hit && hit.shadowRoot) { const inner = hit.shadowRoot.elementFromPoint(hx, hy); if (!inner || inner === hit) break; hit = inner; }
+    if (!hit || (hit.localName !== "iframe" && hit.localName !== "frame")) return hit;
+    let inner = null; try { inner = hit.contentDocument; } catch (e) { inner = null; }
+    if (!inner) return hit;  // another process renders it
+    const [ox, oy] = contentOffset(hit);
+    hx -= ox; hy -= oy; d = inner;
+  }
+  return hit;
+}
+// A hit on the element, inside it, on one of its labels, or on a shadow host around it.
+function accepts(el, hit) {
+  if (!hit) return false;
+  if (hit === el || composedContains(el, hit)) return true;
+  if (el.labels && Array.from(el.labels).some((l) => l === hit || composedContains(l, hit))) return true;
+  for (let h = hostOf(el); h; h = hostOf(h)) if (h === hit) return true;
+  // A frame element (`bp keyboard --click iframe`): a hit in its document.
+  if (el.localName === "iframe" || el.localName === "frame")
+    for (let w = hit.ownerDocument.defaultView; w && w !== window; w = w.parent) if (w.frameElement === el) return true;
+  return false;
+}
+// The frame elements from a node's document up to this world's top document (null: one is gone).
+function frameChain(node) {
+  const chain = [];
+  for (let w = node.ownerDocument.defaultView; w && w !== window; w = w.parent) {
+    const fe = w.frameElement;
+    if (!fe || !fe.isConnected) return null;
+    chain.push(fe);
+  }
+  return chain;
+}
+// Where a frame element's document viewport starts, in the frame element's own viewport.
+function contentOffset(fe) {
+  const r = fe.getBoundingClientRect(), s = fe.ownerDocument.defaultView.getComputedStyle(fe);
+  return [r.left + fe.clientLeft + (parseFloat(s.paddingLeft) || 0), r.top + fe.clientTop + (parseFloat(s.paddingTop) || 0)];
+}
+function offsetOf(chain) {
+  let ox = 0, oy = 0;
+  for (const fe of chain) { const [x, y] = contentOffset(fe); ox += x; oy += y; }
+  return [ox, oy];
+}
+
+const HIT_POINTS = [[0.5, 0.5], [0.25, 0.25], [0.75, 0.25], [0.25, 0.75], [0.75, 0.75]];
+// Where the element receives the pointer now: up to four of its boxes, five points each, kept
+// where the hit lands on it. Only points inside what can show of it now (shownArea) are
+// tested: scrolling may bring the others in. Returns {reachable, points: [[x, y]...] (the first
+// only unless all), obstruction, tested}, or null when a frame element on the way is gone.
+function hitTest(el, all) {
+  const chain = frameChain(el);
+  if (!chain) return null;
+  const found = {reachable: false, points: [], obstruction: null, tested: 0};
+  const area = shownArea(el);
+  if (!area) return found;
+  found.reachable = true;
+  const [ox, oy] = offsetOf(chain);
+  const b = el.getBoundingClientRect();
+  if (b.right + ox <= area[0] || b.bottom + oy <= area[1] || b.left + ox >= area[2] || b.top + oy >= area[3]) return found;
+  const rects = Array.from(el.getClientRects()).filter((r) => r.width > 0 && r.height > 0)
+    .sort((p, q) => q.width * q.height - p.width * p.height).slice(0, 4);
+  for (const r of rects) {
+    for (const [fx, fy] of HIT_POINTS) {
+      const x = ox + r.left + r.width * fx, y = oy + r.top + r.height * fy;
+      if (x < area[0] || y < area[1] || x >= area[2] || y >= area[3]) continue;
+      found.tested++;
+      const hit = deepHit(x, y);
+      if (accepts(el, hit)) found.points.push([x, y]);
+      else if (!found.obstruction && hit) found.obstruction = {tagName: hit.localName, role: hit.getAttribute("role") || undefined};
+      if (found.points.length && !all) return found;
+    }
+  }
+  return found;
+}
+
+// The style facts shownArea() reads of a box, once per script run (the page does not change
+// while a script runs).
+const BOX_FACTS = new Map();
+function boxFacts(n) {
+  let f = BOX_FACTS.get(n);
+  if (f) return f;
+  const s = n.ownerDocument.defaultView.getComputedStyle(n);
+  // Overflow applies to boxes that contain blocks, not to inline or display:contents elements.
+  const boxed = s.display !== "inline" && s.display !== "contents";
+  const paint = /\b(paint|strict|content)\b/.test(s.contain);
+  let topLayer = false;
+  try { topLayer = n.matches(":modal, :popover-open"); } catch (e) { topLayer = false; }
+  const flex = s.display === "flex" || s.display === "inline-flex";
+  f = {position: topLayer ? "fixed" : s.position,
+    // What holds a fixed descendant in place of the viewport.
+    holdsFixed: s.transform !== "none" || s.filter !== "none" || s.perspective !== "none" || paint ||
+      /\b(transform|filter|perspective)\b/.test(s.willChange) || /\b(paint|layout|strict|content)\b/.test(s.contain),
+    x: paint ? "clip" : boxed ? s.overflowX : "visible", y: paint ? "clip" : boxed ? s.overflowY : "visible",
+    // Scroll ranges that start at the end: right to left, or reversed flex lines (a chat log).
+    endX: (s.direction === "rtl") !== (flex && s.flexDirection === "row-reverse"),
+    endY: flex && s.flexDirection === "column-reverse"};
+  BOX_FACTS.set(n, f);
+  return f;
+}
+const SCROLLS = /^(auto|scroll|overlay)$/;
+// [lo, hi] of what scrolling can show along one axis of a box whose client area is [start, end]
+// and whose content is `span` long, scrolled to `at` (negative when the range starts at the end).
+function scrollSpan(start, end, span, at, fromEnd) {
+  span = Math.max(span, end - start);
+  if (fromEnd) { const hi = end - at; return [hi - span, hi]; }
+  const lo = start - at;
+  return [lo, lo + span];
+}
+function flatParent(n) {
+  return n.assignedSlot || n.parentElement || (n.parentNode && n.parentNode.host) || null;
+}
+
+// Whether some scrolling — of the page, of scroll containers, of the frames above — can bring
+// part of the element's box into the top-level viewport: null when an ancestor clips it away
+// for good (overflow hidden or clip, contain: paint, a zero-size clip) or when it lies where no
+// scroll range reaches (a drawer translated off-screen, a fixed panel outside the window,
+// content left of the page); else [left, top, right, bottom], the part of the viewport where it
+// can show now (its clipping ancestors' boxes and the frames' viewports; may be empty). Follows
+// containing blocks: a clip does not hold an absolutely positioned descendant placed by a box
+// outside it, nor a fixed one.
+function shownArea(el) {
+  const first = el.getBoundingClientRect();
+  // [l, t, r, b]: where the element's box can be brought, in the current document's viewport;
+  // clip: the boxes that clip it now, intersected.
+  let l = first.left, t = first.top, r = first.right, b = first.bottom;
+  let clip = [-Infinity, -Infinity, Infinity, Infinity];
+  const cut = (q) => { clip = [Math.max(clip[0], q[0]), Math.max(clip[1], q[1]), Math.min(clip[2], q[2]), Math.min(clip[3], q[3])]; };
+  const none = !(r > l && b > t);  // no box: other checks say why; still, where would it show
+  let node = el, position = boxFacts(el).position;
+  for (;;) {
+    const doc = node.ownerDocument, win = doc.defaultView, root = doc.documentElement;
+    const rootFacts = boxFacts(root), body = doc.body;
+    // The root's overflow applies to the viewport, or the body's when the root's is visible.
+    const bodyToViewport = !!body && rootFacts.x === "visible" && rootFacts.y === "visible";
+    const view = bodyToViewport ? boxFacts(body) : rootFacts;
+    for (let a = flatParent(node); a && a !== root; a = flatParent(a)) {
+      const f = boxFacts(a);
+      if (position === "fixed" && !f.holdsFixed) continue;
+      if (position === "absolute" && f.position === "static" && !f.holdsFixed) continue;
+      position = f.position;
+      if ((f.x === "visible" && f.y === "visible") || (a === body && bodyToViewport)) continue;
+      const c = a.getBoundingClientRect();
+      const cl = c.left + a.clientLeft, ct = c.top + a.clientTop, cr = cl + a.clientWidth, cb = ct + a.clientHeight;
+      cut([f.x === "visible" ? -Infinity : cl, f.y === "visible" ? -Infinity : ct,
+        f.x === "visible" ? Infinity : cr, f.y === "visible" ? Infinity : cb]);
+      if (SCROLLS.test(f.x)) {
+        const [lo, hi] = scrollSpan(cl, cr, a.scrollWidth, a.scrollLeft, f.endX);
+        if (!none && (r <= lo || l >= hi)) return null;
+        l = cl; r = cr;
+      } else if (f.x !== "visible") { l = Math.max(l, cl); r = Math.min(r, cr); }
+      if (SCROLLS.test(f.y)) {
+        const [lo, hi] = scrollSpan(ct, cb, a.scrollHeight, a.scrollTop, f.endY);
+        if (!none && (b <= lo || t >= hi)) return null;
+        t = ct; b = cb;
+      } else if (f.y !== "visible") { t = Math.max(t, ct); b = Math.min(b, cb); }
+      if (!none && (r <= l || b <= t)) return null;
+    }
+    const vw = win.innerWidth, vh = win.innerHeight;
+    if (position !== "fixed") {
+      const page = doc.scrollingElement || root;
+      if (view.x !== "hidden" && view.x !== "clip") {
+        const [lo, hi] = scrollSpan(0, vw, page.scrollWidth, win.scrollX, rootFacts.endX);
+        if (!none && (r <= lo || l >= hi)) return null;
+        l = 0; r = vw;
+      }
+      if (view.y !== "hidden" && view.y !== "clip") {
+        const [lo, hi] = scrollSpan(0, vh, page.scrollHeight, win.scrollY, false);
+        if (!none && (b <= lo || t >= hi)) return null;
+        t = 0; b = vh;
+      }
+    }
+    l = Math.max(l, 0); t = Math.max(t, 0); r = Math.min(r, vw); b = Math.min(b, vh);
+    if (!none && (r <= l || b <= t)) return null;
+    cut([0, 0, vw, vh]);
+    const fe = win === window ? null : win.frameElement;
+    if (!fe) return clip;
+    const [x, y] = contentOffset(fe);
+    l += x; r += x; t += y; b += y;
+    clip = [clip[0] + x, clip[1] + y, clip[2] + x, clip[3] + y];
+    node = fe;
+    position = boxFacts(fe).position;
+  }
+}
+function scrollReach(el) { return shownArea(el) !== null; }
+
+// Scroll the node into view: natively, or (local) only within this process — inside an
+// out-of-process frame a native scrollIntoView is carried on to the embedding documents later,
+// asynchronously, and would move the node after its position was measured.
+function reveal(node, center, local) {
+  if (!local) {
+    const where = center ? "center" : "nearest";
+    node.scrollIntoView({block: where, inline: where, behavior: "instant"});
+    return;
+  }
+  scrollBoxIntoView(node, () => node.getBoundingClientRect(), center);
+}
+// Scroll node's scroll containers, then its window, so that box() — a box in node's viewport,
+// measured afresh each time — is centred (center) or just shown.
+function scrollBoxIntoView(node, box, center) {
+  const doc = node.ownerDocument, win = doc.defaultView;
+  const delta = (lo, size, min, max) => {
+    if (center) return lo + size / 2 - (min + max) / 2;
+    if (lo < min) return lo - min;
+    if (lo + size > max) return Math.min(lo - min, lo + size - max);
+    return 0;
+  };
+  for (let n = node.parentElement || hostOf(node); n; n = n.parentElement || hostOf(n)) {
+    if (n === doc.scrollingElement || n === doc.documentElement) continue;
+    const s = win.getComputedStyle(n);
+    if (!/(auto|scroll|overlay)/.test(s.overflowX + s.overflowY)) continue;
+    const r = box(), c = n.getBoundingClientRect();
+    n.scrollTop += delta(r.top, r.height, c.top + n.clientTop, c.top + n.clientTop + n.clientHeight);
+    n.scrollLeft += delta(r.left, r.width, c.left + n.clientLeft, c.left + n.clientLeft + n.clientWidth);
+  }
+  const r = box();
+  win.scrollBy({left: delta(r.left, r.width, 0, win.innerWidth), top: delta(r.top, r.height, 0, win.innerHeight),
+    behavior: "instant"});
+}
