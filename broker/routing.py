@@ -78,6 +78,9 @@ def select(broker, agent, raw):
     previous = agent.selected
     if previous is not None and previous != raw and previous in agent.controlled:
         broker.agents.release(agent, previous)
+        from broker import network
+
+        network.released(broker, previous)  # nobody holds it: not journaled any more
     agent.selected = raw
     info = broker.browser.targets.info(raw)
     if info and info.get("browserContextId"):

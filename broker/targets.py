@@ -5,6 +5,7 @@ janitor; Agents only ever see opaque ids (broker/agents.py) and profile ids mint
 """
 
 import logging
+import re
 import threading
 import uuid
 
@@ -12,6 +13,8 @@ from bp import text
 
 log = logging.getLogger("broker.targets")
 
+# Chrome ends an event of a session with its session id.
+_SESSION_TAIL = re.compile(rb'"sessionId":"([0-9A-Za-z]{1,64})"\}\s*$')
 MAX_TARGETS = 4096
 MAX_PROFILE_CONTEXTS = 128
 EXCLUDED_SCHEMES = ("devtools:", "chrome:", "chrome-extension:", "chrome-untrusted:", "edge:", "edge-extension:",
@@ -71,6 +74,14 @@ class Targets:
             self.apply(method, message.get("params") or {})
             return
         if b'"sessionId"' in raw[-160:]:
+            if method.startswith("Network."):
+                # A journaled tab's Network events: routed by their tail and head, parsed only
+                # when the journal is read (broker/network.py Hub.raw_event).
+                found = _SESSION_TAIL.search(raw, max(0, len(raw) - 160))
+                session = self.sessions.get(found.group(1).decode()) if found else None
+                hook = getattr(session, "raw_network", None)
+                if hook is not None and hook(session, method, raw):
+                    return
             message = text.loads(raw)
             session = self.sessions.get(message.get("sessionId"))
             if session is not None:

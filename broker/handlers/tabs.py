@@ -2,7 +2,7 @@
 
 from bp import protocol
 from bp.errors import BPError, invalid_argument
-from broker import observe
+from broker import network, observe
 from broker import profiles as profile_identity
 from broker import routing
 from broker.registry import handler
@@ -31,6 +31,7 @@ def tab(broker, request):
             raise invalid_argument("index", "No tab is selected; name one: 'bp tab release <index>'.")
         row = _row(broker, agent, raw)
         broker.agents.release(agent, raw)
+        network.released(broker, raw)
         if agent.selected == raw:
             agent.selected = None
         return {"released": True, "index": row["index"] if row else None, "targetId": agent.opaque_id(raw)}
@@ -38,9 +39,22 @@ def tab(broker, request):
         raise invalid_argument("index", "Give a tab index from 'bp tabs'.")
     raw = routing.find_tab(broker, agent, selector)
     routing.select(broker, agent, raw)
+    _attach(broker, request, raw)
     row = _row(broker, agent, raw)
     return {"index": row["index"], "targetId": row["targetId"], "origin": row["origin"],
             "profileContextId": row["profileContextId"], "title": row["title"], "url": row["url"]}
+
+
+def _attach(broker, request, raw):
+    """The tab is held from now on: attach its session now, so that its journals (network,
+    console, errors: broker/network.py) start here rather than with its next command."""
+    from broker.tabs import session_for
+
+    try:
+        broker.browser.workers.run(raw, lambda worker: session_for(worker, broker.browser) and None,
+                                   timeout_s=max(0.1, min(5.0, request.remaining() - 0.5)))
+    except BPError:
+        pass  # a crashed or slow tab: its journals start with its next command
 
 
 def _tab_to_open(broker, agent, request):
