@@ -47,6 +47,9 @@ class Targets:
         self.on_destroyed = []  # callbacks(raw id)
         self.on_download = None  # callback(method, params, raw tab id or None): broker/downloads.py
         self.overflow = False
+        # Targets announced while the table was full: not listed anywhere (results say
+        # `truncated`); a destroyed target the table does not know is taken to be one of them.
+        self.untracked = 0
         # raw target id -> {"reason": "renderer_crashed" | "unresponsive", "at": ms}: tabs whose
         # renderer cannot answer; commands on them fail at once with target_crashed.
         self.crashed = {}
@@ -100,6 +103,7 @@ class Targets:
                 if known is None:
                     if len(self.infos) >= MAX_TARGETS:
                         self.overflow = True
+                        self.untracked += 1
                         return
                     self._seq += 1
                     info = dict(info, seq=self._seq)
@@ -117,7 +121,8 @@ class Targets:
         elif method == "Target.targetDestroyed":
             target_id = params.get("targetId")
             with self.lock:
-                self.infos.pop(target_id, None)
+                if self.infos.pop(target_id, None) is None and self.untracked:
+                    self.untracked -= 1
                 self.crashed.pop(target_id, None)
                 self.changed.notify_all()
             for callback in list(self.on_destroyed):
@@ -161,6 +166,14 @@ class Targets:
             live = {i.get("browserContextId") for i in self.infos.values()
                     if i.get("type") == "page" and not i.get("internal")}
         return [c for c in self.profile_ids if c in live]
+
+    def unlisted_contexts(self):
+        """How many browser contexts hold pages but have no profile id (past MAX_PROFILE_CONTEXTS):
+        their tabs have no profileContextId and `bp profiles` cannot list them."""
+        with self.lock:
+            live = {i.get("browserContextId") for i in self.infos.values()
+                    if i.get("type") == "page" and not i.get("internal") and i.get("browserContextId")}
+            return len(live - set(self.profile_ids))
 
     def wait_gone(self, target_ids, timeout_s):
         """Wait until Chrome reports these targets destroyed; returns those still present."""

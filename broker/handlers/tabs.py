@@ -18,7 +18,20 @@ def _row(broker, agent, raw):
 @handler(protocol.OP_TABS)
 def tabs(broker, request):
     agent = routing.agent_for(broker, request)
-    return {"tabs": [row for _, row in routing.inventory(broker, agent)]}
+    result = {"tabs": [row for _, row in routing.inventory(broker, agent)]}
+    return dict(result, **_bounded(broker))
+
+
+def _bounded(broker):
+    """`truncated` of tabs and profiles: the target table (MAX_TARGETS) or the profile ids
+    (MAX_PROFILE_CONTEXTS) were full, so some tabs or profiles are not listed."""
+    targets = broker.browser.targets
+    out = {"truncated": bool(targets.untracked or targets.unlisted_contexts())}
+    if targets.untracked:
+        out["untrackedTargets"] = targets.untracked
+    if targets.unlisted_contexts():
+        out["unlistedProfiles"] = targets.unlisted_contexts()
+    return out
 
 
 @handler(protocol.OP_TAB)
@@ -127,7 +140,7 @@ def profiles(broker, request):
             broker.browser.identities.clear()
         contexts = [context for context, _ in routing.profiles(broker, agent)]
         profile_identity.identify(broker, contexts, timeout_s=max(1.0, min(15.0, request.remaining())))
-    return {"profiles": [row for _, row in routing.profiles(broker, agent)]}
+    return dict({"profiles": [row for _, row in routing.profiles(broker, agent)]}, **_bounded(broker))
 
 
 @handler(protocol.OP_PROFILE)

@@ -42,7 +42,7 @@ def open_and_settle(bp, env, url):
     """ms from `bp open` until the page shows that every fetch came back."""
     started = time.perf_counter()
     opened = run(bp, env, "open", url)
-    waited = run(bp, env, "wait", "--text", "fetched-all", "--timeout", "30000")
+    waited = run(bp, env, "--timeout", "30000", "wait", "--text", "fetched-all")
     elapsed = (time.perf_counter() - started) * 1000
     assert opened.returncode == 0 and waited.returncode == 0, (opened.stdout[:500], waited.stdout[:500])
     return elapsed
