@@ -149,7 +149,7 @@ class Entry:
                  "request_headers", "response_headers", "post_data", "post_truncated", "has_post", "finished",
                  "blocked_by", "rule_refused", "pending", "pending_bytes")
 
-    def __init__(self, seq, session, request_id, at=None):
+    def __init__(self, seq, session, request_id, request=None, resource_type=None, at=None):
         self.seq = seq
         self.id = f"req-{seq}"
         self.session = session
@@ -164,6 +164,8 @@ class Entry:
         self.rule_refused = None  # why Chrome refused a rule's change; the request went on unmodified
         self.pending = []  # [(method, raw event bytes, monotonic arrival)] not parsed yet (Hub.raw_event)
         self.pending_bytes = 0
+        if request is not None:
+            self.request(request, resource_type)
 
     def request(self, request, resource_type):
         self.method = str(request.get("method") or "GET")[:32]
@@ -469,7 +471,7 @@ class Hub:
                 if entry is not None:  # a redirect: the old entry's response is in this event
                     self._keep(state, entry, "redirect", raw, at)
                 state.seq += 1
-                entry = Entry(state.seq, session, request_id, at)
+                entry = Entry(state.seq, session, request_id, at=at)
                 state.add(entry)
             elif entry is None:
                 return True  # of a request journaled before a clear, or before the tab was held
