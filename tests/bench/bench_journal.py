@@ -8,7 +8,9 @@ back), side by side:
   one `bp net` (journaled the old way).
 
 Each variant has its own home (own broker and janitor) on one shared Chromium; runs are
-interleaved and medians printed. Not a test.
+interleaved and medians printed: the wall time, and the CPU time the variant's broker and
+janitor spent on it (less sensitive to a busy machine; Chrome's own share is not in it). Not a
+test.
 
     .venv/bin/python -m tests.bench.bench_journal [--runs 15] [--compare /work/main/.venv/bin/bp]
 """
@@ -48,6 +50,15 @@ def open_and_settle(bp, env, url):
     return elapsed
 
 
+def service_cpu_ms(home):
+    """CPU time (user + system, ms) of this home's broker and of its janitor so far."""
+    broker = janitor = 0.0
+    for proc in helpers.brokers_for(home):
+        broker += sum(proc.cpu_times()[:2])
+        janitor += sum(sum(child.cpu_times()[:2]) for child in proc.children())
+    return broker * 1000, janitor * 1000
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=15)
@@ -69,12 +80,19 @@ def main():
             if net_first:
                 assert run(bp, envs[name], "net").returncode == 0
         samples = {name: [] for name in variants}
+        cpu = {f"{name} [{part} CPU]": [] for name in variants for part in ("broker", "janitor")}
         for _ in range(args.runs):
             for name, (bp, _) in variants.items():
+                before = service_cpu_ms(homes[name])
                 samples[name].append(open_and_settle(bp, envs[name], pages.page(PAGE, title="bench-journal")))
+                after = service_cpu_ms(homes[name])
+                cpu[f"{name} [broker CPU]"].append(after[0] - before[0])
+                cpu[f"{name} [janitor CPU]"].append(after[1] - before[1])
         listed = json.loads(run(helpers.BP, envs["this tree: journaled from hold"], "net", "--limit", "1").stdout)
         print(f"`bp open` + `bp wait --text` of a page of {FETCHES} parallel fetches, interleaved:")
         median_table(samples)
+        print("CPU time of the variant's broker and janitor during those runs:")
+        median_table(cpu)
         print(f"  (this tree's journal of its key: total {listed['total']}, dropped {listed.get('dropped', 0)})")
     finally:
         for home in homes.values():
