@@ -8,8 +8,8 @@ from broker import routing
 from broker.registry import handler
 
 
-def _row(broker, agent, raw):
-    for candidate, row in routing.inventory(broker, agent):
+def _row(broker, agent, raw, fresh_titles=False):
+    for candidate, row in routing.inventory(broker, agent, fresh_titles):
         if candidate == raw:
             return row
     return None
@@ -18,7 +18,7 @@ def _row(broker, agent, raw):
 @handler(protocol.OP_TABS)
 def tabs(broker, request):
     agent = routing.agent_for(broker, request)
-    result = {"tabs": [row for _, row in routing.inventory(broker, agent)]}
+    result = {"tabs": [row for _, row in routing.inventory(broker, agent, fresh_titles=True)]}
     return dict(result, **_bounded(broker))
 
 
@@ -53,7 +53,7 @@ def tab(broker, request):
     raw = routing.find_tab(broker, agent, selector)
     routing.select(broker, agent, raw)
     _attach(broker, request, raw)
-    row = _row(broker, agent, raw)
+    row = _row(broker, agent, raw, fresh_titles=True)
     return {"index": row["index"], "targetId": row["targetId"], "origin": row["origin"],
             "profileContextId": row["profileContextId"], "title": row["title"], "url": row["url"]}
 
