@@ -122,6 +122,10 @@ OP_AUTH_CLEAR = _op("auth.clear", "EmptyArgs", capability="auth.manage", mutatin
 OP_CONSOLE = _op("console", "ConsoleArgs", capability="event.read")
 OP_ERRORS = _op("errors", "ConsoleArgs", capability="event.read")
 
+# --- policy and audit: cli/commands/policy.py, broker/handlers/policy.py -------------------------
+OP_POLICY = _op("policy", "EmptyArgs", capability="browser.discovery", recorded=False, long=False)
+OP_AUDIT = _op("audit", "AuditArgs", capability="event.read", recorded=False, long=False)
+
 OPERATIONS = tuple(OPS)
 MUTATING = frozenset(name for name, op in OPS.items() if op.mutating)
 RECORDED = frozenset(name for name, op in OPS.items() if op.recorded)

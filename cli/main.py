@@ -58,6 +58,8 @@ COMMANDS = {
     "console": ("cli.commands.browser_data", "console"),
     "errors": ("cli.commands.browser_data", "errors"),
     "completion": ("cli.commands.completion", "completion"),
+    "policy": ("cli.commands.policy", "policy"),
+    "audit": ("cli.commands.policy", "audit"),
 }
 
 # Shown under every command's own --help: global options go before the command.
