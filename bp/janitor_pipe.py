@@ -36,6 +36,11 @@ MAX_CALL_BYTES = 64 * 1024
 # reply with the same id (the broker's call fails at once), a larger event is dropped.
 MAX_CDP_FORWARD_BYTES = 64 * 1024 * 1024
 JANITOR_METHODS = ("create", "status", "takeover")
+# Events the broker never reads that a journaled tab sends in bulk (one per received chunk or
+# frame): the janitor drops them instead of forwarding (broker/network.py, "Cost decisions").
+DROPPED_EVENTS = frozenset({"Network.dataReceived", "Network.resourceChangedPriority",
+                            "Network.webSocketFrameReceived", "Network.webSocketFrameSent",
+                            "Network.eventSourceMessageReceived"})
 
 # Chrome serialises replies as {"id":N,...} and events as {"method":"...",...}.
 _HEAD_ID = re.compile(rb'^\s*\{\s*"id"\s*:\s*(\d{1,16})\s*,')

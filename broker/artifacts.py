@@ -51,7 +51,7 @@ DIR_NAME = "artifacts"
 
 class Artifact:
     __slots__ = ("id", "key", "agent", "kind", "mime", "size", "name", "created_at", "expires_at", "dir", "path",
-                 "meta")
+                 "meta", "evicted")
 
     def __init__(self, key, agent, kind, mime, name, directory):
         self.id = "artifact-" + os.urandom(8).hex()
@@ -66,6 +66,7 @@ class Artifact:
         self.dir = directory
         self.path = os.path.join(directory, name)
         self.meta = {}
+        self.evicted = False  # dropped to make room for the key's newer items (MAX_ITEMS_PER_KEY)
 
     def expired(self, now=None):
         return (time.time() if now is None else now) >= self.expires_at
@@ -159,6 +160,7 @@ class Store:
             mine = [a for a in self.items.values() if a.key == item.key]
             if len(mine) >= MAX_ITEMS_PER_KEY:  # the oldest of this key make room
                 for old in sorted(mine, key=lambda a: a.created_at)[:len(mine) - MAX_ITEMS_PER_KEY + 1]:
+                    old.evicted = True  # its download row says so (broker/downloads.py)
                     self._drop_locked(old)
             self.items[item.id] = item
         return item

@@ -20,6 +20,7 @@ from bp.errors import BPError, invalid_argument
 # observation of the Agent carries a `dialog_pending` hint. Read when the broker starts.
 HINT_AFTER_S = float(os.environ.get("BROWSER_PILOT_DIALOG_HINT_MS", "10000")) / 1000.0
 ANSWER_TIMEOUT_S = 5.0
+MAX_LISTED = 100  # dialogs per `bp dialogs` (one per tab at most); `truncated` says when more are open
 
 
 def _visible(broker, agent, raw):
@@ -59,6 +60,12 @@ def brief(session):
 
 def listing(broker, agent):
     return [public(agent, raw, dialog) for raw, _, dialog in pending(broker, agent)]
+
+
+def result(broker, agent):
+    """`bp dialogs`: the oldest MAX_LISTED pending dialogs and whether more are open."""
+    rows = listing(broker, agent)
+    return {"dialogs": rows[:MAX_LISTED], "truncated": len(rows) > MAX_LISTED, "total": len(rows)}
 
 
 def _unknown(dialog_id):

@@ -56,7 +56,8 @@ class Download:
     def row(self, index=None):
         index = self.index if index is None else index
         state = self.state
-        if state == "completed" and (self.artifact is None or self.artifact.expired()):
+        evicted = self.artifact is not None and self.artifact.evicted
+        if state == "completed" and (self.artifact is None or self.artifact.expired() or evicted):
             state = "expired"
         row = {"index": index, "id": self.id, "fileName": self.file_name, "state": state,
                "createdAt": int(self.created_at * 1000)}
@@ -68,6 +69,8 @@ class Download:
             row["expiresAt"] = int(self.artifact.expires_at * 1000)
         if self.reason:
             row["reason"] = self.reason
+        elif state == "expired" and evicted:
+            row["reason"] = "evicted"  # made room for this key's newer files
         return row
 
 
@@ -79,6 +82,7 @@ class Tracker:
         self.pending = {}  # guid -> Download (until completed, canceled or failed)
         self.conflicts = collections.OrderedDict()  # guids claimed twice: ignored for good
         self.by_key = {}  # key -> OrderedDict(id -> Download), oldest first
+        self.dropped = {}  # key -> (Agent, downloads forgotten to keep MAX_PER_KEY): `bp downloads` says so
         # key -> the last index given: indexes are stable (1 stays the key's first download, even
         # once the oldest are forgotten); kept for keys that were released too, so that an index
         # an Agent still holds never comes to mean another download.
@@ -160,6 +164,8 @@ class Tracker:
             while len(rows) > MAX_PER_KEY:
                 _, old = rows.popitem(last=False)
                 self._forget_locked(old)
+                known = self.dropped.get(agent.key)
+                self.dropped[agent.key] = (agent, (known[1] if known and known[0] is agent else 0) + 1)
 
     def _conflict_locked(self, guid):
         record = self.pending.pop(guid, None)
@@ -269,8 +275,15 @@ class Tracker:
                 return {"index": row["index"], "fileName": row["fileName"]}
         return None
 
+    def dropped_of(self, agent):
+        """How many of this key's downloads were forgotten past MAX_PER_KEY."""
+        with self.lock:
+            known = self.dropped.get(agent.key)
+            return known[1] if known and known[0] is agent else 0  # not an earlier Agent's of this key
+
     def forget_key(self, key):
         with self.lock:
+            self.dropped.pop(key, None)
             rows = self.by_key.pop(key, None) or {}
             for record in rows.values():
                 self._forget_locked(record)

@@ -7,21 +7,27 @@ bounded, and goes with `bp disconnect` or the key's lease (a state whose Agent o
 key's live Agent any more is ignored and dropped).
 
 Cost decisions (README "Decisions worth knowing"):
-- `Network.enable` is sent lazily, per key: the key's first `bp net …` command (any of them,
-  `bp net clear` included) enables it on every tab the key holds, and on tabs it holds later from
-  their first command on. Requests before that are not journaled. Measured on a 2-core box, a
-  burst of 300 parallel fetches took a median ~1.3-1.4 s without and ~2.0-2.4 s with Network
-  enabled (broker and janitor parse every event): too much to pay on every tab of every Agent that never asks.
+- A held tab is journaled from the moment the Agent holds it: `Network.enable` and
+  `Runtime.enable` go out when the tab's session attaches for its holder (before the command
+  that made it held: the navigation of `bp open`, `bp tab N` of a user tab) and again whenever
+  the holder changes; a tab nobody holds any more gets `Network.disable` / `Runtime.disable`.
+  So `bp open URL` then `bp net` lists the page's own document, scripts and XHRs. To keep the
+  cost bounded, the janitor drops the Network events nobody reads (`dataReceived`, WebSocket
+  and EventSource frames, priority changes: bp/janitor_pipe.py DROPPED_EVENTS) before they
+  cross the pipe, and the broker parses a Network event only far enough to route it (its
+  request id), keeping the raw bytes until the journal is read (Entry.pending). Figures:
+  tests/bench/bench_journal.py, README.
   Network events are consumed by a listener on the relay thread and never enter the tab's event
   buffer, so they cannot push out lifecycle events.
 - `Fetch.enable` (pattern `*`, request stage) only on sessions of tabs held by a key that has
   rules or HTTP credentials; `Fetch.disable` when the last goes. Every paused request is
   answered at once on the relay thread (fail / fulfill / continue); any error continues it.
-- `Runtime.enable` (needed for console.* and uncaught exceptions) is sent lazily, per key like
-  Network: from its first `bp console` / `bp errors` on, on every tab it holds (it is observable
-  by pages). Chrome replays the messages it kept for the current document when Runtime is
-  enabled, so earlier messages of the current document are not lost; those of earlier
-  documents are.
+- `Runtime.enable` (needed for console.* and uncaught exceptions; observable by pages) comes
+  with the hold like Network. Chrome replays the messages it kept for the current document when
+  Runtime is enabled, so messages of a user tab's current document from before `bp tab N` are
+  kept too; those of earlier documents are not. Console arguments stay in Chrome's "console"
+  object group; it is released every CONSOLE_RELEASE_EVERY messages so that a chatty page does
+  not keep its logged objects alive.
 
 Out-of-process iframes of a tab share its listeners, journal and rules from the moment their
 session attaches (broker/tabs.py calls `targets.on_frame_session`); `Fetch.enable` is sent
@@ -43,12 +49,17 @@ import threading
 import time
 
 from bp import globs
+from bp.text import loads as load_event
 from bp.errors import BPError, invalid_argument
 
 log = logging.getLogger("broker.network")
 
 MAX_ENTRIES = 500  # per key
 MAX_URL = 16384
+DATA_URL_PREFIX = 64
+MAX_PENDING_EVENT = 64 * 1024  # a larger Network event is parsed as it arrives
+MAX_PENDING_BYTES = 4 * 1024 * 1024  # per key: past this, everything pending is parsed
+CONSOLE_RELEASE_EVERY = 200
 MAX_HEADERS = 128
 MAX_HEADER_VALUE = 8192
 MAX_POST_STORED = 16 * 1024
@@ -133,31 +144,44 @@ def redact(rows, reveal):
 
 
 class Entry:
-    __slots__ = ("id", "seq", "session", "request_id", "method", "url", "type", "status", "status_text",
-                 "mime", "from_cache", "failed", "error", "started", "started_mono", "duration", "size",
+    __slots__ = ("id", "seq", "session", "request_id", "method", "url", "url_length", "type", "status",
+                 "status_text", "mime", "from_cache", "failed", "error", "started", "started_mono", "duration", "size",
                  "request_headers", "response_headers", "post_data", "post_truncated", "has_post", "finished",
-                 "blocked_by", "rule_refused")
+                 "blocked_by", "rule_refused", "pending", "pending_bytes")
 
-    def __init__(self, seq, session, request_id, request, resource_type):
+    def __init__(self, seq, session, request_id, request=None, resource_type=None, at=None):
         self.seq = seq
         self.id = f"req-{seq}"
         self.session = session
         self.request_id = request_id
-        self.method = str(request.get("method") or "GET")[:32]
-        self.url = without_credentials(str(request.get("url") or ""))[:MAX_URL]
-        self.type = str(resource_type or "other").lower()[:32]
+        self.method, self.url, self.url_length, self.type = "GET", "", None, "other"
         self.status = self.status_text = self.mime = self.error = self.duration = self.size = None
-        self.from_cache = self.failed = self.finished = False
+        self.from_cache = self.failed = self.finished = self.has_post = self.post_truncated = False
         self.started = _now_ms()
-        self.started_mono = time.monotonic()
+        self.started_mono = time.monotonic() if at is None else at
+        self.request_headers, self.response_headers, self.post_data = [], None, None
+        self.blocked_by = None
+        self.rule_refused = None  # why Chrome refused a rule's change; the request went on unmodified
+        self.pending = []  # [(method, raw event bytes, monotonic arrival)] not parsed yet (Hub.raw_event)
+        self.pending_bytes = 0
+        if request is not None:
+            self.request(request, resource_type)
+
+    def request(self, request, resource_type):
+        self.method = str(request.get("method") or "GET")[:32]
+        url = without_credentials(str(request.get("url") or ""))
+        # A data: URL can be megabytes of one image: its scheme and type are what says something.
+        cut = DATA_URL_PREFIX if url[:5].lower() == "data:" else MAX_URL
+        if len(url) > cut:
+            self.url, self.url_length = url[:cut], len(url)  # the row says it was cut (urlLength)
+        else:
+            self.url = url
+        self.type = str(resource_type or "other").lower()[:32]
         self.request_headers = _headers(request.get("headers"))
-        self.response_headers = None
         post = request.get("postData")
         self.has_post = bool(request.get("hasPostData") or post)
         self.post_data = post[:MAX_POST_STORED] if isinstance(post, str) else None
         self.post_truncated = isinstance(post, str) and len(post) > MAX_POST_STORED
-        self.blocked_by = None
-        self.rule_refused = None  # why Chrome refused a rule's change; the request went on unmodified
 
     def response(self, response):
         self.status = response.get("status")
@@ -167,9 +191,9 @@ class Entry:
                                or response.get("fromServiceWorker"))
         self.response_headers = _headers(response.get("headers"))
 
-    def done(self, size=None, error=None):
+    def done(self, size=None, error=None, at=None):
         self.finished = True
-        self.duration = int((time.monotonic() - self.started_mono) * 1000)
+        self.duration = int(((time.monotonic() if at is None else at) - self.started_mono) * 1000)
         if size is not None:
             self.size = int(size)
         if error is not None:
@@ -178,6 +202,8 @@ class Entry:
 
     def row(self):
         row = {"id": self.id, "method": self.method, "url": self.url, "type": self.type, "startedAt": self.started}
+        if self.url_length is not None:
+            row["urlLength"] = self.url_length  # the url is its first characters only
         if self.status is not None:
             row["status"] = self.status
         if self.mime:
@@ -238,8 +264,7 @@ class KeyState:
         self.console_seq = 0
         self.console_dropped = 0
         self.errors_dropped = 0
-        self.runtime_wanted = False  # after the first `bp console` / `bp errors`
-        self.network_wanted = False  # after the first `bp net …`
+        self.pending_bytes = 0  # raw Network events kept unparsed (Entry.pending)
 
     def add(self, entry):
         self.entries[entry.id] = entry
@@ -247,6 +272,7 @@ class KeyState:
         while len(self.entries) > MAX_ENTRIES:
             _, old = self.entries.popitem(last=False)
             self.dropped += 1
+            self.pending_bytes -= old.pending_bytes
             key = (old.session.session_id, old.request_id)
             if self.by_request.get(key) is old:
                 del self.by_request[key]
@@ -273,12 +299,12 @@ class Hub:
 
     def release_key(self, key):
         with self.lock:
-            gone = self.states.pop(key, None)
-        if (gone is not None and (gone.rules or gone.auth)) or _policy(self.broker).bounds:
-            self.sync_all()  # its tabs are nobody's now: their interception goes
+            self.states.pop(key, None)
+        self.sync_all()  # its tabs are nobody's now: not journaled, and their interception goes
 
     def _owner_state(self, session):
-        """The KeyState of the live Agent holding this session's tab, or None."""
+        """The KeyState of the live Agent holding this session's tab (made on first need: the
+        journal starts when the tab is held), or None."""
         broker = self.broker
         try:
             raw = getattr(session, "tab_raw_id", None) or session.raw_id
@@ -288,11 +314,9 @@ class Hub:
         if not key:
             return None
         agent = broker.agents.get(key)
-        with self.lock:
-            found = self.states.get(key)
-        if found is None or agent is None or found.agent is not agent:
+        if agent is None:
             return None
-        return found
+        return self.state(agent)
 
     # --- sessions --------------------------------------------------------------------------------
 
@@ -301,6 +325,7 @@ class Hub:
         session.fetch_state = None
         session.runtime_enabled = False
         session.network_enabled = False
+        session.raw_network = self.raw_event  # frames' sessions share it (broker/tabs.py FrameSession)
         session.listeners.append(self.listener)
         session.targets.on_frame_session = self.frame_attached
         self.sync(session)
@@ -328,12 +353,12 @@ class Hub:
     def sync(self, session):
         """Fetch interception on this session exactly while its holder has rules or credentials."""
         state = self._owner_state(session)
-        if state is not None and state.network_wanted and not getattr(session, "network_enabled", True):
-            session.network_enabled = True
-            self._send(session, "Network.enable", NETWORK_BUFFERS)
-        if state is not None and state.runtime_wanted and not getattr(session, "runtime_enabled", True):
-            session.runtime_enabled = True
-            self._send(session, "Runtime.enable", None)
+        held = state is not None
+        if session.alive and getattr(session, "network_enabled", held) != held:
+            # Journaled while held (sent before the command that made it held reaches the tab).
+            session.network_enabled = session.runtime_enabled = held
+            self._send(session, "Network.enable" if held else "Network.disable", NETWORK_BUFFERS if held else None)
+            self._send(session, "Runtime.enable" if held else "Runtime.disable", None)
         want = None
         if state is not None and (state.rules or state.auth):
             want = (RULE_PATTERNS, bool(state.auth))  # every request: bounds are checked first
@@ -470,15 +495,6 @@ class Hub:
                     self.refresh_frame(child)
                 self.sync_tree(child)
 
-    def want_network(self, agent):
-        """The key's first `bp net …`: journal its tabs from now on (Network.enable on each; the
-        sends are ordered before any later command on those sessions)."""
-        state = self.state(agent)
-        if not state.network_wanted:
-            state.network_wanted = True
-            self.sync_all()
-        return state
-
     def sync_all(self):
         for _, session in self.broker.browser.workers.sessions():
             if hasattr(session, "fetch_state"):
@@ -492,7 +508,9 @@ class Hub:
         if domain not in ("Network", "Fetch", "Runtime"):
             return False
         if domain == "Runtime" and method not in ("Runtime.consoleAPICalled", "Runtime.exceptionThrown"):
-            return False  # others may wait for these (execution contexts)
+            # Runtime is on for every held tab; its context events would only crowd the tab's
+            # event buffer (nobody waits for them on a tab's session: broker/page.py has its own).
+            return method.startswith("Runtime.executionContext")
         try:
             if domain == "Fetch":
                 self._fetch(session, method, params)
@@ -517,9 +535,8 @@ class Hub:
             pass
 
     def _network(self, session, method, params):
-        if method not in ("Network.requestWillBeSent", "Network.responseReceived", "Network.loadingFinished",
-                          "Network.loadingFailed", "Network.requestWillBeSentExtraInfo",
-                          "Network.responseReceivedExtraInfo"):
+        """A Network event parsed already (Targets could not route it raw): applied at once."""
+        if method not in JOURNALED:
             return
         state = self._owner_state(session)
         if state is None:
@@ -528,34 +545,74 @@ class Hub:
         with self.lock:
             entry = state.by_request.get((session.session_id, request_id))
             if method == "Network.requestWillBeSent":
-                if entry is not None and params.get("redirectResponse"):
-                    entry.response(params["redirectResponse"])
-                    entry.done()
+                if entry is not None:
+                    self._materialize(state, entry)
+                    _apply(entry, "redirect", params, time.monotonic())
                 state.seq += 1
-                state.add(Entry(state.seq, session, request_id, params.get("request") or {}, params.get("type")))
+                entry = Entry(state.seq, session, request_id)
+                state.add(entry)
             elif entry is None:
                 return
-            elif method == "Network.requestWillBeSentExtraInfo":
-                headers = _headers(params.get("headers"))
-                if headers:
-                    entry.request_headers = headers  # the headers actually sent (Cookie included)
-            elif method == "Network.responseReceivedExtraInfo":
-                headers = _headers(params.get("headers"))
-                if headers:
-                    entry.response_headers = headers  # Set-Cookie included
-                    if entry.status is None:
-                        entry.status = params.get("statusCode")
-            elif method == "Network.responseReceived":
-                extra = entry.response_headers
-                entry.response(params.get("response") or {})
-                if extra and len(extra) >= len(entry.response_headers or []):
-                    entry.response_headers = extra
-                if params.get("type"):
-                    entry.type = str(params["type"]).lower()[:32]
-            elif method == "Network.loadingFinished":
-                entry.done(size=params.get("encodedDataLength"))
-            elif method == "Network.loadingFailed":
-                entry.done(error=params.get("blockedReason") or params.get("errorText") or "failed")
+            else:
+                self._materialize(state, entry)  # in arrival order
+            _apply(entry, method, params, time.monotonic())
+
+    def raw_event(self, session, method, raw):
+        """Relay thread, a Network event of a tab session as Chrome's bytes (broker/targets.py):
+        routed by its request id alone and kept unparsed until the journal is read. True when
+        consumed; False to have it parsed and delivered as usual."""
+        if method not in JOURNALED:
+            return True  # nobody reads it
+        found = _REQUEST_ID.match(raw, 0, 512)
+        if found is None:
+            return False
+        state = self._owner_state(session)
+        if state is None:
+            return True
+        request_id = found.group(1).decode()
+        at = time.monotonic()
+        with self.lock:
+            entry = state.by_request.get((session.session_id, request_id))
+            if method == "Network.requestWillBeSent":
+                if entry is not None:  # a redirect: the old entry's response is in this event
+                    self._keep(state, entry, "redirect", raw, at)
+                state.seq += 1
+                entry = Entry(state.seq, session, request_id, at=at)
+                state.add(entry)
+            elif entry is None:
+                return True  # of a request journaled before a clear, or before the tab was held
+            self._keep(state, entry, method, raw, at)
+            if len(raw) > MAX_PENDING_EVENT:
+                self._materialize(state, entry)
+            elif state.pending_bytes > MAX_PENDING_BYTES:
+                for kept in state.entries.values():
+                    self._materialize(state, kept)
+        return True
+
+    @staticmethod
+    def _keep(state, entry, method, raw, at):
+        entry.pending.append((method, raw, at))
+        entry.pending_bytes += len(raw)
+        state.pending_bytes += len(raw)
+
+    def _materialize(self, state, entry):
+        """Parse an entry's pending events, in arrival order (under self.lock)."""
+        if not entry.pending:
+            return
+        pending, entry.pending = entry.pending, []
+        state.pending_bytes -= entry.pending_bytes
+        entry.pending_bytes = 0
+        for method, raw, at in pending:
+            try:
+                _apply(entry, method, load_event(raw).get("params") or {}, at)
+            except Exception:
+                log.exception("network event handling failed (%s)", method)
+
+    def materialized(self, state):
+        """The key's entries, oldest first, every one parsed (under self.lock)."""
+        for entry in state.entries.values():
+            self._materialize(state, entry)
+        return state.entries.values()
 
     def _fetch(self, session, method, params):
         request_id = params.get("requestId")
@@ -656,6 +713,11 @@ class Hub:
         state = self._owner_state(session)
         if state is None:
             return
+        if method == "Runtime.consoleAPICalled":
+            session.console_seen = getattr(session, "console_seen", 0) + 1
+            if session.console_seen % CONSOLE_RELEASE_EVERY == 0:
+                # The logged values' handles, which Browser Pilot never uses, keep them alive.
+                self._send(session, "Runtime.releaseObjectGroup", {"objectGroup": "console"})
         url = ""
         try:
             raw = getattr(session, "tab_raw_id", None) or session.raw_id
@@ -686,6 +748,45 @@ class Hub:
                     row["line"] = details["lineNumber"] + 1
                     row["column"] = (details.get("columnNumber") or 0) + 1
                 state.errors.append(row)
+
+
+JOURNALED = frozenset({"Network.requestWillBeSent", "Network.responseReceived", "Network.loadingFinished",
+                       "Network.loadingFailed", "Network.requestWillBeSentExtraInfo",
+                       "Network.responseReceivedExtraInfo"})
+# Chrome writes the event's method, then its params in protocol order: requestId comes first.
+_REQUEST_ID = re.compile(rb'\{"method":"Network\.[A-Za-z]{1,64}","params":\{"requestId":"([^"\\]{1,128})"')
+
+
+def _apply(entry, method, params, at):
+    """One Network event (or "redirect": a requestWillBeSent of the same request id, whose
+    redirectResponse ends the entry) applied to its journal entry."""
+    if method == "redirect":
+        if params.get("redirectResponse"):
+            entry.response(params["redirectResponse"])
+            entry.done(at=at)
+    elif method == "Network.requestWillBeSent":
+        entry.request(params.get("request") or {}, params.get("type"))
+    elif method == "Network.requestWillBeSentExtraInfo":
+        headers = _headers(params.get("headers"))
+        if headers:
+            entry.request_headers = headers  # the headers actually sent (Cookie included)
+    elif method == "Network.responseReceivedExtraInfo":
+        headers = _headers(params.get("headers"))
+        if headers:
+            entry.response_headers = headers  # Set-Cookie included
+            if entry.status is None:
+                entry.status = params.get("statusCode")
+    elif method == "Network.responseReceived":
+        extra = entry.response_headers
+        entry.response(params.get("response") or {})
+        if extra and len(extra) >= len(entry.response_headers or []):
+            entry.response_headers = extra
+        if params.get("type"):
+            entry.type = str(params["type"]).lower()[:32]
+    elif method == "Network.loadingFinished":
+        entry.done(size=params.get("encodedDataLength"), at=at)
+    elif method == "Network.loadingFailed":
+        entry.done(error=params.get("blockedReason") or params.get("errorText") or "failed", at=at)
 
 
 def _remote_text(arg):
@@ -829,7 +930,7 @@ def list_requests(hub_, agent, args):
         after = _seq_of(args["after"], "after")
     with hub_.lock:
         rows = []
-        for entry in state.entries.values():
+        for entry in hub_.materialized(state):
             if after is not None and entry.seq <= after:
                 continue
             if url_match and not url_match(entry.url):
@@ -843,10 +944,11 @@ def list_requests(hub_, agent, args):
             if status_class is not None and (entry.status is None or entry.status // 100 != status_class):
                 continue
             rows.append(entry.row())
-    truncated = len(rows) > limit
+    total = len(rows)  # every matching entry, not only the rows returned
+    truncated = total > limit
     if truncated:
         rows = rows[:limit] if after is not None else rows[-limit:]
-    result = {"requests": rows, "total": len(rows), "truncated": truncated,
+    result = {"requests": rows, "total": total, "truncated": truncated,
               "nextCursor": rows[-1]["id"] if rows else (args.get("after") or None)}
     if state.dropped:
         result["dropped"] = state.dropped
@@ -865,6 +967,8 @@ def find_entry(hub_, agent, request_id):
     seq = _seq_of(request_id, "id")
     with hub_.lock:
         entry = state.entries.get(f"req-{seq}")
+        if entry is not None:
+            hub_._materialize(state, entry)
     if entry is None:
         raise invalid_argument("id", "No such request in this Agent's journal (see 'bp net').")
     return entry
@@ -938,7 +1042,7 @@ def clear(hub_, agent):
     with hub_.lock:
         state.entries.clear()
         state.by_request.clear()
-        state.dropped = 0
+        state.dropped = state.pending_bytes = 0
     return {}
 
 
@@ -1020,15 +1124,6 @@ def clear_auth(hub_, agent):
         had, state.auth = state.auth is not None, None
     hub_.sync_all()
     return {"cleared": had}
-
-
-def enable_runtime(session):
-    """Lazily, on a tab worker: console and exception events for this tab from now on (Chrome
-    replays what it kept for the current document)."""
-    if getattr(session, "runtime_enabled", True):
-        return
-    session.call("Runtime.enable", timeout_s=10.0)
-    session.runtime_enabled = True
 
 
 def console_rows(hub_, agent, args):

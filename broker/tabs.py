@@ -102,6 +102,7 @@ class FrameSession(FrameSessions):
         self._init_children()
         # Network/Fetch/console hooks of the tab (broker/network.py): shared with the tab's session.
         self.listeners = parent.listeners
+        self.raw_network = getattr(parent, "raw_network", None)
         self.tab_raw_id = getattr(parent, "tab_raw_id", None) or parent.raw_id
 
     def call(self, method, params=None, timeout_s=30.0, abort=None):

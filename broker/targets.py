@@ -5,6 +5,7 @@ janitor; Agents only ever see opaque ids (broker/agents.py) and profile ids mint
 """
 
 import logging
+import re
 import threading
 import uuid
 
@@ -13,6 +14,8 @@ from bp.errors import BPError
 
 log = logging.getLogger("broker.targets")
 
+# Chrome ends an event of a session with its session id.
+_SESSION_TAIL = re.compile(rb'"sessionId":"([0-9A-Za-z]{1,64})"\}\s*$')
 MAX_TARGETS = 4096
 MAX_PROFILE_CONTEXTS = 128
 EXCLUDED_SCHEMES = ("devtools:", "chrome:", "chrome-extension:", "chrome-untrusted:", "edge:", "edge-extension:",
@@ -46,6 +49,9 @@ class Targets:
         self.on_download = None  # callback(method, params, raw tab id or None): broker/downloads.py
         self.on_attached = None  # callback(params) for browser-level auto-attach (broker/network.py popup guard)
         self.overflow = False
+        # Targets announced while the table was full: not listed anywhere (results say
+        # `truncated`); a destroyed target the table does not know is taken to be one of them.
+        self.untracked = 0
         # raw target id -> {"reason": "renderer_crashed" | "unresponsive", "at": ms}: tabs whose
         # renderer cannot answer; commands on them fail at once with target_crashed.
         self.crashed = {}
@@ -82,6 +88,14 @@ class Targets:
             self.apply(method, message.get("params") or {})
             return
         if b'"sessionId"' in raw[-160:]:
+            if method.startswith("Network."):
+                # A journaled tab's Network events: routed by their tail and head, parsed only
+                # when the journal is read (broker/network.py Hub.raw_event).
+                found = _SESSION_TAIL.search(raw, max(0, len(raw) - 160))
+                session = self.sessions.get(found.group(1).decode()) if found else None
+                hook = getattr(session, "raw_network", None)
+                if hook is not None and hook(session, method, raw):
+                    return
             message = text.loads(raw)
             session = self.sessions.get(message.get("sessionId"))
             if session is not None:
@@ -100,6 +114,7 @@ class Targets:
                 if known is None:
                     if len(self.infos) >= MAX_TARGETS:
                         self.overflow = True
+                        self.untracked += 1
                         return
                     self._seq += 1
                     info = dict(info, seq=self._seq)
@@ -117,7 +132,8 @@ class Targets:
         elif method == "Target.targetDestroyed":
             target_id = params.get("targetId")
             with self.lock:
-                self.infos.pop(target_id, None)
+                if self.infos.pop(target_id, None) is None and self.untracked:
+                    self.untracked -= 1
                 self.crashed.pop(target_id, None)
                 self.changed.notify_all()
             for callback in list(self.on_destroyed):
@@ -174,6 +190,14 @@ class Targets:
             live = {i.get("browserContextId") for i in self.infos.values()
                     if i.get("type") == "page" and not i.get("internal")}
         return [c for c in self.profile_ids if c in live]
+
+    def unlisted_contexts(self):
+        """How many browser contexts hold pages but have no profile id (past MAX_PROFILE_CONTEXTS):
+        their tabs have no profileContextId and `bp profiles` cannot list them."""
+        with self.lock:
+            live = {i.get("browserContextId") for i in self.infos.values()
+                    if i.get("type") == "page" and not i.get("internal") and i.get("browserContextId")}
+            return len(live - set(self.profile_ids))
 
     def wait_gone(self, target_ids, timeout_s):
         """Wait until Chrome reports these targets destroyed; returns those still present."""

@@ -127,6 +127,8 @@ class Janitor:
                 callback(json.loads(raw))
             return
         method = jp.peek_method(raw)
+        if method in jp.DROPPED_EVENTS:
+            return
         if method in ("Target.targetCreated", "Target.targetDestroyed") and b'"sessionId"' not in raw[-200:]:
             self.track(method, json.loads(raw).get("params") or {})
         self.send(jp.CDP, raw)

@@ -15,7 +15,13 @@ handler(protocol.OP_UPLOAD, observe_after=True)(lambda tab: files.upload(*tab.pa
 @handler(protocol.OP_DOWNLOADS)
 def downloads(broker, request):
     agent = routing.agent_for(broker, request)
-    return {"downloads": files.download_rows(broker, agent)}
+    from broker import downloads as tracking
+
+    result = {"downloads": files.download_rows(broker, agent)}
+    dropped = tracking.tracker(broker).dropped_of(agent)
+    if dropped:
+        result["dropped"] = dropped  # the oldest, forgotten past 64 per key
+    return result
 
 
 @handler(protocol.OP_DOWNLOAD)

@@ -15,10 +15,8 @@ def _hub(broker, request):
 
 
 def _net(broker, request):
-    """Any `bp net …`: the key's tabs are journaled from now on."""
-    hub, agent = _hub(broker, request)
-    hub.want_network(agent)
-    return hub, agent
+    """Any `bp net …` (the key's held tabs are journaled since they were held)."""
+    return _hub(broker, request)
 
 
 @handler(protocol.OP_NET)
@@ -76,26 +74,13 @@ def auth_clear(broker, request):
     return network.clear_auth(hub, agent)
 
 
-def _key_sessions(broker, agent):
-    popups = broker.browser.popups()
-    return [s for raw, s in broker.browser.workers.sessions()
-            if broker.agents.owner(raw, popups)[0] == agent.key]
-
-
 def _journal(broker, request, rows):
     hub, agent = _hub(broker, request)
     crashed = broker.browser.targets.crash_state(agent.selected) if agent.selected else None
     if crashed:
         # The selected tab's renderer is gone: say so instead of a journal that stopped.
         raise target_crashed(crashed["reason"], targetId=agent.opaque_id(agent.selected))
-    state = hub.state(agent)
-    state.runtime_wanted = True  # tabs of this key attached later enable Runtime too
-    for session in _key_sessions(broker, agent):
-        try:
-            network.enable_runtime(session)
-        except BPError:
-            pass  # a tab going away; its messages so far stay journaled
-    return rows(hub, agent, request.args)
+    return rows(hub, agent, request.args)  # journaled since its tabs were held
 
 
 @handler(protocol.OP_CONSOLE)

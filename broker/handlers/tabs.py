@@ -2,7 +2,7 @@
 
 from bp import protocol
 from bp.errors import BPError, invalid_argument
-from broker import observe
+from broker import network, observe
 from broker import profiles as profile_identity
 from broker import routing
 from broker.registry import handler
@@ -18,7 +18,20 @@ def _row(broker, agent, raw, fresh_titles=False):
 @handler(protocol.OP_TABS)
 def tabs(broker, request):
     agent = routing.agent_for(broker, request)
-    return {"tabs": [row for _, row in routing.inventory(broker, agent, fresh_titles=True)]}
+    result = {"tabs": [row for _, row in routing.inventory(broker, agent, fresh_titles=True)]}
+    return dict(result, **_bounded(broker))
+
+
+def _bounded(broker):
+    """`truncated` of tabs and profiles: the target table (MAX_TARGETS) or the profile ids
+    (MAX_PROFILE_CONTEXTS) were full, so some tabs or profiles are not listed."""
+    targets = broker.browser.targets
+    out = {"truncated": bool(targets.untracked or targets.unlisted_contexts())}
+    if targets.untracked:
+        out["untrackedTargets"] = targets.untracked
+    if targets.unlisted_contexts():
+        out["unlistedProfiles"] = targets.unlisted_contexts()
+    return out
 
 
 @handler(protocol.OP_TAB)
@@ -31,9 +44,7 @@ def tab(broker, request):
             raise invalid_argument("index", "No tab is selected; name one: 'bp tab release <index>'.")
         row = _row(broker, agent, raw)
         broker.agents.release(agent, raw)
-        from broker import network
-
-        network.resync(broker, raw)  # nobody holds it now: nothing of ours stays on it
+        network.resync(broker, raw)  # nobody holds it now: nothing of ours stays on it (journals included)
         if agent.selected == raw:
             agent.selected = None
         return {"released": True, "index": row["index"] if row else None, "targetId": agent.opaque_id(raw)}
@@ -41,9 +52,22 @@ def tab(broker, request):
         raise invalid_argument("index", "Give a tab index from 'bp tabs'.")
     raw = routing.find_tab(broker, agent, selector)
     routing.select(broker, agent, raw)
+    _attach(broker, request, raw)
     row = _row(broker, agent, raw, fresh_titles=True)
     return {"index": row["index"], "targetId": row["targetId"], "origin": row["origin"],
             "profileContextId": row["profileContextId"], "title": row["title"], "url": row["url"]}
+
+
+def _attach(broker, request, raw):
+    """The tab is held from now on: attach its session now, so that its journals (network,
+    console, errors: broker/network.py) start here rather than with its next command."""
+    from broker.tabs import session_for
+
+    try:
+        broker.browser.workers.run(raw, lambda worker: session_for(worker, broker.browser) and None,
+                                   timeout_s=max(0.1, min(5.0, request.remaining() - 0.5)))
+    except BPError:
+        pass  # a crashed or slow tab: its journals start with its next command
 
 
 def _tab_to_open(broker, agent, request):
@@ -122,7 +146,7 @@ def profiles(broker, request):
             broker.browser.identities.clear()
         contexts = [context for context, _ in routing.profiles(broker, agent)]
         profile_identity.identify(broker, contexts, timeout_s=max(1.0, min(15.0, request.remaining())))
-    return {"profiles": [row for _, row in routing.profiles(broker, agent)]}
+    return dict({"profiles": [row for _, row in routing.profiles(broker, agent)]}, **_bounded(broker))
 
 
 @handler(protocol.OP_PROFILE)

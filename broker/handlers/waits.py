@@ -16,7 +16,7 @@ def wait(broker, request):
 @handler(protocol.OP_DIALOGS)
 def list_dialogs(broker, request):
     agent = routing.agent_for(broker, request)
-    return {"dialogs": dialogs.listing(broker, agent)}
+    return dialogs.result(broker, agent)
 
 
 @handler(protocol.OP_DIALOG)

@@ -5,6 +5,7 @@ import glob
 import os
 
 import subprocess
+from urllib.parse import quote
 
 from tests import helpers
 from tests.helpers import bp, ok
@@ -45,9 +46,9 @@ def logs_of(home):
 
 
 def test_journal_show_rules_and_isolation(home, connected, pages):
-    # The journal starts with the key's first `bp net …`: the first page load is not in it.
-    ok(home, connected, "open", pages.page("<p>before</p>"))
-    assert ok(home, connected, "net")["requests"] == []
+    # The journal starts when the tab is held: the first page load is in it already.
+    ok(home, connected, "open", pages.page("<p>before</p>", title="before"))
+    assert [r["type"] for r in ok(home, connected, "net", "--url", "*before*")["requests"]] == ["document"]
     ok(home, connected, "open", pages.page(FETCHES, title="net"))
     ok(home, connected, "wait", "--text", "all-done")
     listed = ok(home, connected, "net", "--limit", "50")
@@ -134,8 +135,7 @@ def test_journal_show_rules_and_isolation(home, connected, pages):
 def test_cookies_auth_console_errors(home, connected, pages):
     origin = pages.url("/")
     ok(home, connected, "open", pages.page(CONSOLE, title="console"))
-    ok(home, connected, "net", "clear")  # journal this key's tabs from now on
-    # Console and errors: Runtime is enabled on first use, earlier messages are replayed.
+    # Console and errors: journaled since the tab was held.
     messages = ok(home, connected, "console")
     texts = [m["text"] for m in messages["messages"]]
     assert "hello-console 42" in texts and "bad-thing" in texts, messages
@@ -180,3 +180,69 @@ def test_cookies_auth_console_errors(home, connected, pages):
         assert "s3cret-pw" not in result.stdout + result.stderr
     assert "s3cret-pw" not in logs_of(home)
     assert "dark-secret" not in logs_of(home)
+
+
+def test_open_then_net_lists_the_pages_own_document_script_xhr_and_a_cut_data_url(home, connected, pages, tmp_path):
+    script = tmp_path / "journal.js"
+    script.write_text("document.getElementById('out').dataset.script = 'ran';")
+    name = f"journal-{os.path.basename(home)}.js"
+    pages.files[name] = str(script)
+    image = "data:image/gif;base64," + "R0lGODlhAQABAAAAACw=" * 100
+    page = pages.page(f"""<p id="out">waiting</p><script src="/static/{name}"></script>
+<img src="{image}" alt="dot">
+<script>
+const xhr = new XMLHttpRequest();
+xhr.open('GET', '/json?pad=3');
+xhr.onload = () => {{ document.getElementById('out').textContent = 'xhr-done'; }};
+xhr.send();
+</script>""", title="journal")
+    ok(home, connected, "open", page)
+    ok(home, connected, "wait", "--text", "xhr-done")
+    listed = ok(home, connected, "net", "--limit", "50")  # the key's first net command
+    by_type = {}
+    for row in listed["requests"]:
+        by_type.setdefault(row["type"], []).append(row)
+    assert [r["url"] for r in by_type["document"]] == [page], listed
+    assert [r["url"] for r in by_type["script"]] == [pages.url(f"/static/{name}")], listed
+    assert [(r["url"], r["status"]) for r in by_type["xhr"]] == [(pages.url("/json?pad=3"), 200)], listed
+    # A data: URL is its first characters, with its length; never silently cut.
+    cut = [r for r in listed["requests"] if r["url"].startswith("data:")]
+    assert len(cut) == 1 and image.startswith(cut[0]["url"]) and len(cut[0]["url"]) <= 64, cut
+    assert cut[0]["urlLength"] == len(image)
+    assert all("urlLength" not in r for r in listed["requests"] if not r["url"].startswith("data:"))
+    # total counts every matching entry, not the rows returned.
+    latest = ok(home, connected, "net", "--limit", "2")
+    assert len(latest["requests"]) == 2 and latest["total"] == len(listed["requests"]) and latest["truncated"] is True
+    assert latest["requests"] == listed["requests"][-2:]
+    paged = ok(home, connected, "net", "--limit", "1", "--after", listed["requests"][0]["id"])
+    assert paged["total"] == len(listed["requests"]) - 1 and len(paged["requests"]) == 1
+    only = ok(home, connected, "net", "--type", "xhr", "--limit", "1")
+    assert only["total"] == 1 and only["truncated"] is False
+
+
+def test_console_and_errors_keep_earlier_documents_from_before_the_first_console_command(home, connected, pages):
+    ok(home, connected, "open", pages.page("<script>console.log('first-doc'); throw new Error('first-err');</script>"))
+    ok(home, connected, "open", pages.page("<script>console.warn('second-doc');</script>"))
+    texts = [m["text"] for m in ok(home, connected, "console")["messages"]]
+    assert "first-doc" in texts and "second-doc" in texts, texts
+    assert any("first-err" in e["message"] for e in ok(home, connected, "errors")["errors"])
+
+
+def test_a_user_tab_is_journaled_from_bp_tab_on(home, connected, pages, chromium):
+    ticks = f"tick-{os.path.basename(home)}"
+    # One query parameter: the DevTools /json/new endpoint takes the whole query as the URL.
+    # (Chrome decodes %2B there: no "+" in the script.)
+    page = pages.url("/page?body=" + quote(f"<script>setInterval(() => fetch('/json?{ticks}='.concat(Date.now())), 100);"
+                                           "</script>", safe=""))
+    user_tab = chromium.new_user_tab(page)
+    try:
+        assert helpers.wait_until(lambda: any(ticks in t["url"] for t in ok(home, connected, "tabs")["tabs"]))
+        index = [t["index"] for t in ok(home, connected, "tabs")["tabs"] if ticks in t["url"]][0]
+        ok(home, connected, "tab", str(index))
+        seen = len([p for p, event, _ in pages.log if ticks in p and event == "get"])
+        # Three more ticks reached the server after `bp tab`, before any other command.
+        assert pages.wait_for_log(lambda log: len([p for p, e, _ in log if ticks in p and e == "get"]) >= seen + 3)
+        journaled = ok(home, connected, "net", "--url", f"*{ticks}*")
+        assert journaled["total"] >= 3, journaled
+    finally:
+        chromium.close_tab(user_tab)

@@ -1,7 +1,7 @@
-"""broker/network.py without a browser: rule precedence, globs, redaction, journal bounds."""
+"""broker/network.py without a browser: rule precedence, globs, redaction (journal bounds:
+tests/unit/test_bounds.py)."""
 
 import time
-from types import SimpleNamespace
 
 from broker import network
 
@@ -24,21 +24,3 @@ def test_precedence_glob_and_redaction():
     assert [r["value"] for r in shown] == ["[redacted]", "*/*", "[redacted]"] and redacted == ["cookie", "authorization"]
     assert network.redact(rows, reveal=True) == (rows, [])
 
-
-def test_journal_is_bounded_and_filtered():
-    state = network.KeyState(agent=None)
-    session = SimpleNamespace(session_id="s1")
-    for i in range(network.MAX_ENTRIES + 5):
-        state.seq += 1
-        entry = network.Entry(state.seq, session, f"r{i}", {"method": "GET", "url": f"https://x.test/{i}"}, "Fetch")
-        entry.status = 404 if i % 2 else 200
-        state.add(entry)
-    assert len(state.entries) == network.MAX_ENTRIES and state.dropped == 5
-    assert len(state.by_request) == network.MAX_ENTRIES
-    hub = SimpleNamespace(lock=network.threading.RLock(), state=lambda agent: state)
-    result = network.list_requests(hub, None, {"limit": 3, "status": "4xx"})
-    assert [r["status"] for r in result["requests"]] == [404, 404, 404] and result["truncated"] is True
-    assert result["requests"][-1]["id"] == f"req-{network.MAX_ENTRIES + 4}"  # the latest
-    paged = network.list_requests(hub, None, {"limit": 2, "after": "req-6"})
-    assert [r["id"] for r in paged["requests"]] == ["req-7", "req-8"] and paged["nextCursor"] == "req-8"
-    assert network.Entry(1, session, "r", {"url": "u" * 20000}, None).row()["url"] == "u" * network.MAX_URL
