@@ -57,6 +57,8 @@ COMMANDS = {
     "auth": ("cli.commands.browser_data", "auth"),
     "console": ("cli.commands.browser_data", "console"),
     "errors": ("cli.commands.browser_data", "errors"),
+    "batch": ("cli.commands.batch", "batch"),
+    "emulate": ("cli.commands.emulate", "emulate"),
 }
 
 # Shown under every command's own --help: global options go before the command.

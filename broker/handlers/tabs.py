@@ -30,6 +30,9 @@ def tab(broker, request):
         if raw is None:
             raise invalid_argument("index", "No tab is selected; name one: 'bp tab release <index>'.")
         row = _row(broker, agent, raw)
+        from broker import emulation
+
+        emulation.clear(broker.browser, [raw])  # released: the tab is no longer emulated
         broker.agents.release(agent, raw)
         if agent.selected == raw:
             agent.selected = None
