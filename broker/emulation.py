@@ -115,7 +115,8 @@ def apply(session, settings, timeout_s, previous=None):
     has = lambda *names: any(n in settings for n in names)  # noqa: E731
     if has("width", "height", "scale", "mobile"):
         _call(session, "Emulation.setDeviceMetricsOverride", _metrics(settings), t, "viewport")
-        _call(session, "Emulation.setTouchEmulationEnabled", {"enabled": bool(settings.get("mobile"))}, t, "mobile")
+        touch = {"enabled": True, "maxTouchPoints": 5} if settings.get("mobile") else {"enabled": False}
+        _call(session, "Emulation.setTouchEmulationEnabled", touch, t, "mobile")
     elif had("width", "height", "scale", "mobile"):
         session.call("Emulation.clearDeviceMetricsOverride", {}, timeout_s=t)
         session.call("Emulation.setTouchEmulationEnabled", {"enabled": False}, timeout_s=t)
