@@ -27,7 +27,9 @@ class Request:
 
     def cancelled(self):
         """Whether the Agent asked to cancel this command (long waits poll this)."""
-        return self.record is not None and self.record.cancel_requested
+        record = self.record
+        return record is not None and (record.cancel_requested or  # a batch step: the batch's cancel too
+                                       (record.parent is not None and record.parent.cancel_requested))
 
     @property
     def deadline(self):

@@ -103,11 +103,17 @@ def batch(broker, request):
     result = {"steps": out, "completed": sum(1 for e in out if e["ok"])}
     if stopped is not None:
         result["stoppedAt"] = stopped
+    dispatched = lambda: request.record is not None and request.record.status == "dispatched"  # noqa: E731
+    if request.cancelled():  # as for a single command: certain before dispatch, unknown after
+        if not dispatched():
+            raise BPError("command_cancelled", "The batch was cancelled before any step reached the browser.",
+                          context={"commandId": request.command_id, **result})
+        raise BPError("unknown_outcome", "The batch was cancelled after a step reached the browser.",
+                      context={"action": "batch", "reason": "command_cancelled", **result})
     try:
         closing = on_tab(broker, request, _close)
     except BPError as exc:
-        dispatched = request.record is not None and request.record.status == "dispatched"
-        if not dispatched:
+        if not dispatched():
             raise
         raise BPError("unknown_outcome", "The batch was dispatched but the page could not be observed after it.",
                       context={"action": "batch", "reason": exc.code, **result}) from None

@@ -154,3 +154,29 @@ def test_a_request_id_covers_the_whole_batch(home, connected, pages):
     assert ok(home, connected, "eval", "window.clicks")["value"] == 2  # not clicked again
     other = run_batch(home, connected, steps[:1], "--request-id", "batch-once-1")
     assert other.code == "invalid_argument" and other.json["context"]["reason"] == "request_id_reused", other
+
+
+def test_cancelling_the_batch_stops_its_running_step_and_sends_no_further_one(home, connected, pages):
+    observation = ok(home, connected, "open", pages.page(FORM))
+    steps = [{"cmd": "wait", "args": ["--text", "never shown"]},
+             {"cmd": "click", "args": [ref_of(observation, "button", "Save")]}]
+    path = os.path.join(home, "steps.json")
+    with open(path, "w") as fh:
+        json.dump(steps, fh)
+    running = subprocess.Popen([helpers.BP, "--timeout", "30000", "batch", "--file", path], env=connected,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def active_batch():
+        rows = ok(home, connected, "commands")["commands"]
+        return next((r["id"] for r in rows if r["method"] == "browser.batch" and r["status"] == "accepted"), None)
+
+    assert helpers.wait_until(lambda: active_batch() is not None, timeout=15)
+    ok(home, connected, "cancel", active_batch())
+    out, _ = running.communicate(timeout=30)
+    reply = json.loads(out)
+    # Nothing had reached the browser: the batch is certainly cancelled, and says where it stopped.
+    assert reply["code"] == "command_cancelled", reply
+    context = reply["context"]
+    assert context["stoppedAt"] == 0 and context["steps"][0]["error"]["code"] == "command_cancelled"
+    assert len(context["steps"]) == 1 and context["completed"] == 0
+    assert ok(home, connected, "eval", "document.getElementById('out').textContent")["value"] == "nothing"
