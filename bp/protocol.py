@@ -33,6 +33,7 @@ DEFAULT_CLIENT_KEY = "browser-pilot-cli"
 CLIENT_KEY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{2,127}$")
 REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
 TIMEOUT_MIN_MS, TIMEOUT_MAX_MS, TIMEOUT_DEFAULT_MS = 1, 300_000, 60_000
+WAIT_TIMEOUT_DEFAULT_MS = 30_000  # `bp wait` without --timeout: a condition not met in 30 s rarely comes later
 
 # How long a CLI waits for a broker that should answer at once before calling it unresponsive.
 HEALTH_WAIT_MS = 2_000

@@ -244,7 +244,7 @@ def wait(broker, request):
             matched = probe.poll()
             if matched is not None:
                 return {"condition": condition, "matched": matched,
-                        "elapsedMs": int((time.monotonic() - started) * 1000)}
+                        "elapsedMs": int((time.monotonic() - started) * 1000), "timeoutMs": request.timeout_ms}
             next_probe = max(next_probe + interval, time.monotonic())
         remaining = request.remaining()
         if remaining <= 0:

@@ -6,6 +6,7 @@ wire is cli/zmtp.py (standard library): no pyzmq, psutil or marshmallow on every
 
 import fcntl
 import os
+import sys
 
 from bp import ops, paths, protocol
 from bp.envelope import check_reply
@@ -18,10 +19,11 @@ SLICE_MS = 100
 class Settings:
     """What the global options resolved to, for every command."""
 
-    def __init__(self, client_key, request_id, timeout_ms):
+    def __init__(self, client_key, request_id, timeout_ms, timeout_given=True):
         self.client_key = client_key
         self.request_id = request_id
         self.timeout_ms = timeout_ms
+        self.timeout_given = timeout_given  # False: the default, which a command may choose itself (bp wait)
 
 
 def broker_running(home_dir):
@@ -82,10 +84,25 @@ def silent_broker_error(home_dir, running, silent_ms):
     return unresponsive_error()
 
 
-def exchange(home_dir, payload, wait_ms, interruptible=True):
+def exchange(home_dir, payload, wait_ms, interruptible=True, ticker=None):
     """Send one request and return the parsed reply, or None when none came within wait_ms.
-    Raises zmtp.NotDelivered when the request never reached the broker."""
+    Raises zmtp.NotDelivered when the request never reached the broker. `ticker` (cli/progress.py)
+    draws the progress line while the reply is pending; it is erased however the wait ends."""
     tick = signals.check if interruptible else None
+    if ticker is not None:
+        check = tick or (lambda: None)
+
+        def tick():
+            check()
+            ticker()
+    try:
+        return _exchange(home_dir, payload, wait_ms, tick)
+    finally:
+        if ticker is not None:
+            ticker.clear()
+
+
+def _exchange(home_dir, payload, wait_ms, tick):
     with zmtp.Req(paths.socket_path(home_dir), tick=tick, slice_s=SLICE_MS / 1000.0) as req:
         req.connect(min(wait_ms, protocol.HEALTH_WAIT_MS) / 1000.0)
         req.send(payload)
@@ -123,8 +140,11 @@ def call(settings, op, args, *, installation=None):
         request, payload = protocol.encode_request(op, settings.client_key, args, timeout_ms=settings.timeout_ms,
                                                    request_id=settings.request_id, installation=installation)
         wait_ms = settings.timeout_ms + protocol.REPLY_MARGIN_MS if long_running else health_ms
+        # Only a command that said what it awaits has loaded cli/progress.py: the fast path never does.
+        progress = sys.modules.get("cli.progress") if long_running else None
+        ticker = progress.ticker() if progress is not None else None
         try:
-            reply = exchange(home_dir, payload, wait_ms)
+            reply = exchange(home_dir, payload, wait_ms, ticker=ticker)
         except signals.Interrupted as exc:
             raise _interrupted(exc, request, mutating, home_dir, settings) from None
     except zmtp.NotDelivered:

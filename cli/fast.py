@@ -200,10 +200,13 @@ def _tty():
 
 def main():
     argv = sys.argv[1:]
-    try:
-        planned = plan(argv)
-    except UnicodeError:
-        planned = None
+    if "_BP_COMPLETE" in os.environ:
+        planned = None  # shell completion (bp completion): click's own machinery answers
+    else:
+        try:
+            planned = plan(argv)
+        except UnicodeError:
+            planned = None
     if planned is None:
         from cli.main import main as full
 

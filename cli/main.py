@@ -57,6 +57,7 @@ COMMANDS = {
     "auth": ("cli.commands.browser_data", "auth"),
     "console": ("cli.commands.browser_data", "console"),
     "errors": ("cli.commands.browser_data", "errors"),
+    "completion": ("cli.commands.completion", "completion"),
     "batch": ("cli.commands.batch", "batch"),
     "emulate": ("cli.commands.emulate", "emulate"),
 }
@@ -160,7 +161,7 @@ def _output_mode(ctx, param, value):
               callback=_check(protocol.REQUEST_ID_RE, "requestId", "request id"),
               help="Stable identity of one intended call, for safe recovery (env BROWSER_PILOT_REQUEST_ID).")
 @click.option("--timeout", "timeout_ms", default=None, metavar="MS", callback=_timeout,
-              help="Deadline of this command in milliseconds (1-300000, default 60000).")
+              help="Deadline of this command in milliseconds (1-300000, default 60000; bp wait: 30000).")
 @click.pass_context
 def cli(ctx, client_key, request_id, timeout_ms):
     """Browser Pilot: drive your real Chrome from the shell, safely beside you and other Agents.
@@ -170,7 +171,8 @@ def cli(ctx, client_key, request_id, timeout_ms):
     Check:  bp status
     Done:   bp disconnect
     """
-    ctx.obj = Settings(client_key, request_id, timeout_ms)
+    given = ctx.get_parameter_source("timeout_ms") is not click.core.ParameterSource.DEFAULT
+    ctx.obj = Settings(client_key, request_id, timeout_ms, timeout_given=given)
 
 
 # click parameter names -> the contract's camelCase `context.field`

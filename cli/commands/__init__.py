@@ -5,10 +5,16 @@ import click
 from cli import client, signals
 
 
-def call_long(op, args):
-    """One long-running broker call for the current command (SIGINT/SIGTERM cancel it)."""
+def call_long(op, args, awaited=None):
+    """One long-running broker call for the current command (SIGINT/SIGTERM cancel it).
+    `awaited` names what it waits for, for the progress line on a terminal (cli/progress.py)."""
     signals.install()
-    return client.call(click.get_current_context().obj, op, args)
+    settings = click.get_current_context().obj
+    if awaited:
+        from cli import progress
+
+        progress.expect(awaited, settings.timeout_ms)
+    return client.call(settings, op, args)
 
 
 class ListingGroup(click.Group):
@@ -16,6 +22,8 @@ class ListingGroup(click.Group):
     subcommand go to the hidden `list` subcommand, whose options are shown as the group's own."""
 
     def parse_args(self, ctx, args):
+        if ctx.resilient_parsing:  # shell completion: offer the subcommands, not the hidden listing
+            return super().parse_args(ctx, args)
         if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h")):
             args = ["list", *args]
         return super().parse_args(ctx, args)

@@ -63,7 +63,8 @@ def _parse_step(ctx, index, step):
     if not isinstance(argv, list) or not all(isinstance(a, (str, int, float)) and not isinstance(a, bool) for a in argv):
         raise _step_error(index, "args", "args is a list of strings and numbers, as on the command line")
     command = ctx.parent.command.get_command(ctx.parent, name)
-    settings = Settings(ctx.obj.client_key, None, ctx.obj.timeout_ms)
+    # A step's own default (wait's 30 s) applies unless the global --timeout was given.
+    settings = Settings(ctx.obj.client_key, None, ctx.obj.timeout_ms, getattr(ctx.obj, "timeout_given", True))
     saved_call, saved_stdin = client.call, sys.stdin
     client.call, sys.stdin = _capture, _NoStdin()
     try:
@@ -85,6 +86,9 @@ def _parse_step(ctx, index, step):
         raise _step_error(index, "args." + str(context.get("field", "arguments")), exc.message) from None
     finally:
         client.call, sys.stdin = saved_call, saved_stdin
+        progress = sys.modules.get("cli.progress")
+        if progress is not None:
+            progress._expected = None  # a step's progress line is not the batch's
     raise _step_error(index, "args", "this form of the command sends nothing to the tab")
 
 

@@ -72,7 +72,7 @@ def screenshot(file, full, selector, annotate):
         args["selector"] = selector
     if annotate is not None:
         args["annotate"] = refs
-    finish(call_long(protocol.OP_SCREENSHOT, args), file_result)
+    finish(call_long(protocol.OP_SCREENSHOT, args, awaited="the screenshot"), file_result)
 
 
 @click.command()
@@ -90,7 +90,7 @@ def pdf(file, landscape):
     args = outputs.request_args(file)
     if landscape:
         args["landscape"] = True
-    finish(call_long(protocol.OP_PDF, args), file_result)
+    finish(call_long(protocol.OP_PDF, args, awaited="the PDF of the page"), file_result)
 
 
 def _downloads_view(r):
@@ -138,7 +138,7 @@ def download(selector, file):
         raise invalid_argument("selector", "Give an index from 'bp downloads' or a download id (download-…).")
     args = outputs.request_args(file)
     args["selector"] = value
-    finish(call_long(protocol.OP_DOWNLOAD, args), file_result)
+    finish(call_long(protocol.OP_DOWNLOAD, args, awaited="the download's export"), file_result)
 
 
 def _upload_source(path):

@@ -160,6 +160,9 @@ def connect(browser_filter):
     signals.install()
     startup.ensure_broker(settings)
     args = {"browser": browser_filter} if browser_filter else {}
+    from cli import progress
+
+    progress.expect("the browser to allow remote debugging (click Allow if asked)", settings.timeout_ms)
     reply = client.call(settings, protocol.OP_CONNECT, args)
     finish(reply, lambda r: f"connected to {r['browser']} ({r['browserId']}), generation {r['connectionGeneration']}")
 

@@ -16,6 +16,8 @@ FLAGS = ("dialog", "download", "popup")
 def _render(r):
     m = r.get("matched") or {}
     head = f"[wait] {r['condition']} after {r['elapsedMs']} ms"
+    if r.get("timeoutMs"):
+        head += f" (of {r['timeoutMs']} ms)"
     condition = r["condition"]
     if condition == "url":
         return f"{head}: {escape(m.get('url', ''))}"
@@ -41,8 +43,11 @@ def _render(r):
 @click.option("--popup", is_flag=True, help="The tab opened a tab (popup) this Agent has not been shown yet.")
 @click.option("--interval", type=click.IntRange(100, 5000), default=250, show_default=True, metavar="MS",
               help="Polling interval in milliseconds (100-5000).")
-def wait(url, text, selector, dialog, download, popup, interval):
-    """Wait until one condition holds on the selected tab; the deadline is the global --timeout.
+@click.option("--timeout", "timeout_ms", type=click.IntRange(protocol.TIMEOUT_MIN_MS, protocol.TIMEOUT_MAX_MS),
+              metavar="MS", help="How long to wait, in milliseconds (1-300000; default: the global --timeout "
+              f"if given, else {protocol.WAIT_TIMEOUT_DEFAULT_MS}).")
+def wait(url, text, selector, dialog, download, popup, interval, timeout_ms):
+    """Wait until one condition holds on the selected tab, at most --timeout (default 30 s).
 
     Give exactly one of --url, --text, --selector, --dialog, --download, --popup. A condition
     already true when the wait starts succeeds at once: --popup reports a popup of the tab that
@@ -50,7 +55,8 @@ def wait(url, text, selector, dialog, download, popup, interval):
     that no earlier wait reported, so acting first and then waiting does not race. Waiting
     never opens a tab; other commands of the tab (and dialog answers) keep running meanwhile.
 
-    A timeout is wait_timeout (retryable), which says nothing about what earlier commands did.
+    The answer says the deadline it used (timeoutMs). A timeout is wait_timeout (retryable),
+    which says nothing about what earlier commands did.
 
     \b
     URL patterns are globs over the whole URL, case-insensitive; only '*' is special:
@@ -59,7 +65,7 @@ def wait(url, text, selector, dialog, download, popup, interval):
       --url '*example.com*'                 contains example.com
     \b
     Examples:
-      bp --timeout 10000 wait --url '*/dashboard*'
+      bp wait --url '*/dashboard*' --timeout 10000
       bp wait --text "Order confirmed"
       bp wait --selector '#results li' --interval 500
       bp wait --dialog && bp dialogs
@@ -75,5 +81,24 @@ def wait(url, text, selector, dialog, download, popup, interval):
         if name in given and not given[name].strip():
             raise invalid_argument(name, f"--{name} must not be empty.")
     args = dict(given, interval=interval)
+    settings = click.get_current_context().obj
+    if timeout_ms is None and not settings.timeout_given:
+        timeout_ms = protocol.WAIT_TIMEOUT_DEFAULT_MS
+    if timeout_ms is not None:
+        settings = client.Settings(settings.client_key, settings.request_id, timeout_ms)
     signals.install()
-    finish(client.call(click.get_current_context().obj, protocol.OP_WAIT, args), _render)
+    from cli import progress
+
+    progress.expect(_awaited(given), settings.timeout_ms)
+    reply = client.call(settings, protocol.OP_WAIT, args)
+    if reply.get("code") == "wait_timeout" and not reply.get("hint"):
+        reply["hint"] = f"Waited {settings.timeout_ms} ms; give 'bp wait ... --timeout MS' to wait longer."
+    finish(reply, _render)
+
+
+def _awaited(given):
+    """What the wait is for, in the words of its option (shown by the progress line)."""
+    (name, value), = given.items()
+    if value is True:
+        return f"--{name}"
+    return f"--{name} {value[:40]!r}" + ("…" if len(value) > 40 else "")

@@ -233,3 +233,112 @@ def test_the_drift_check_rejects_a_flag_that_does_not_exist():
     assert _parse_all([["snapshot", "--no-such-flag"]])[0]["rc"] != 0
     own = _flags([_own_options(_help(["snapshot"]).stdout)])
     assert "--limit" in own and "--json" not in own  # a global option after the command is not the command's
+
+
+# --- names the skill shows in code must exist in the product --------------------------------
+
+ROOT = os.path.dirname(SKILL)
+NOT_PRODUCT_NAMES = {"browser_pilot"}  # the wheel's file name (embedding.md), not a value the CLI prints
+
+
+def _product_literals():
+    """Every quoted string and object key of the product's sources (and the skill's compatibility file)."""
+    paths = [p for d in ("bp", "cli", "broker", "janitor") for p in glob.glob(os.path.join(ROOT, d, "**", "*.*"),
+                                                                               recursive=True)
+             if p.endswith((".py", ".js"))] + [os.path.join(SKILL, "compatibility.json")]
+    found = set()
+    for path in paths:
+        with open(path, encoding="utf-8") as fh:
+            source = fh.read()
+        found.update(re.findall(r"""["']([A-Za-z_][A-Za-z0-9_.:-]*)["']""", source))
+        # Reply fields written as JS object keys ({sameContextAs: …}) or keyword arguments (fileCount=…)
+        found.update(re.findall(r"[{,(]\s*([A-Za-z_][A-Za-z0-9_]*)\s*[:=][^=]", source))
+    return found
+
+
+def _prose_spans(text):
+    prose = re.sub(r"^```[^\n]*\n.*?^```", "", _visible(text), flags=re.DOTALL | re.MULTILINE)
+    return re.findall(r"`([^`\n]+)`", prose)
+
+
+def _names(span):
+    """The identifiers of a code span that must be the product's own: snake_case codes, reasons
+    and values, camelCase fields, BROWSER_PILOT_ variables, and each part of a dotted field
+    (`context.commandId`)."""
+    if re.search(r"(^|[|;&]\s*)bp(\s|$)", span) or "/" in span or "<" in span:
+        return set()
+    names = set()
+    for token in re.findall(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*", span):
+        if re.search(r"\.(json|md|html|png|pdf|txt|py)$", token):
+            continue
+        if "." in token:
+            names.update(token.split("."))
+        elif re.fullmatch(r"[a-z][a-z0-9]*(_[a-z0-9]+)+|[a-z][a-z0-9]*([A-Z][a-z0-9]*)+|BROWSER_PILOT_[A-Z0-9_]+", token):
+            names.add(token)
+    return names - NOT_PRODUCT_NAMES
+
+
+def test_every_code_reason_field_and_variable_the_skill_names_exists_in_the_product():
+    literals = _product_literals()
+    problems = []
+    for path in _markdown_files():
+        with open(path, encoding="utf-8") as fh:
+            for span in _prose_spans(fh.read()):
+                for name in sorted(_names(span) - literals):
+                    problems.append(f"{os.path.relpath(path, SKILL)}: `{span}` names {name!r}, which no source file has")
+    assert not problems, "\n".join(problems)
+
+
+def test_the_name_check_rejects_an_invented_code():
+    literals = _product_literals()
+    assert {"target_crashed", "no_observable_effect", "commandId", "BROWSER_PILOT_CLIENT_KEY"} <= literals
+    assert _names("context.commandIdentity") - literals == {"commandIdentity"}
+    assert _names("tab_frozen") - literals == {"tab_frozen"}
+    assert _names("bp open <url>") == set()
+
+
+def _first_column_codes(path):
+    with open(path, encoding="utf-8") as fh:
+        return re.findall(r"^\| `([a-z_]+)` \|", _visible(fh.read()), flags=re.MULTILINE)
+
+
+def test_every_code_in_a_recovery_table_is_an_error_code():
+    from bp.errors import ERROR_CODES
+
+    for page in ("SKILL.md", os.path.join("references", "recovery.md")):
+        codes = _first_column_codes(os.path.join(SKILL, page))
+        assert codes, page
+        assert [c for c in codes if c not in ERROR_CODES] == [], page
+
+
+def test_the_evidence_page_names_exactly_the_statuses_the_broker_gives():
+    sources = ""
+    for path in glob.glob(os.path.join(ROOT, "broker", "**", "*.*"), recursive=True):
+        if path.endswith((".py", ".js")):
+            with open(path, encoding="utf-8") as fh:
+                sources += fh.read()
+    given = set(re.findall(r"""status["'\]]*\s*[:=,(]?\s*\(?["'](verified|mismatch|unavailable)["']""", sources))
+    given |= set(re.findall(r"""evidence\(["'](verified|mismatch|unavailable)["']""", sources))
+    with open(os.path.join(SKILL, "references", "evidence.md"), encoding="utf-8") as fh:
+        section = fh.read().split("## `evidence.status`", 1)[1].split("\n## ", 1)[0]
+    statuses = re.findall(r"^\| `([a-z_]+)` \|", section, flags=re.MULTILINE)
+    assert given == {"verified", "mismatch", "unavailable"}
+    assert sorted(statuses) == sorted(given)
+
+
+def test_flags_shown_with_a_command_in_prose_exist():
+    """`screenshot --annotate`, `wait --timeout` … in running text: the flag is that command's."""
+    commands = set(_cli_commands())
+    shown = []
+    for path in _markdown_files():
+        with open(path, encoding="utf-8") as fh:
+            for span in _prose_spans(fh.read()):
+                words = span.split()
+                if len(words) > 1 and words[0] in commands and words[1].startswith("-"):
+                    shown.append((os.path.relpath(path, SKILL), span, words[0]))
+    assert any(command == "screenshot" for _, _, command in shown)
+    helps = dict(zip(sorted({c for _, _, c in shown}), _parse_all([[c] for c in sorted({c for _, _, c in shown})])))
+    problems = [f"{where}: `{span}`: {flag} is not in 'bp {command} --help'"
+                for where, span, command in shown
+                for flag in sorted(_flags([span]) - _flags([_own_options(helps[command]["stdout"])]))]
+    assert not problems, "\n".join(problems)

@@ -101,7 +101,7 @@ def test_wait_download_reports_the_suggested_file_name(home, connected, pages, c
         ok(home, connected, "click", str(ref_of(page, "link", "Get the report")))
         result = waited(home, connected, "--download")
         assert result == {"ok": True, "condition": "download", "matched": {"fileName": "report-1.txt"},
-                          "elapsedMs": result["elapsedMs"]}
+                          "elapsedMs": result["elapsedMs"], "timeoutMs": 30000}
         # Reported once: the next wait looks for another download.
         again = bp(home, "--timeout", "600", "wait", "--download", env=connected)
         assert again.code == "wait_timeout", again
@@ -117,6 +117,28 @@ def test_wait_timeout_is_retryable_with_its_condition_and_says_nothing_of_mutati
     assert result.json["retryable"] is True
     assert result.json["context"] == {"condition": "text", "timeoutMs": 700}
     assert "mutation" not in result.json["error"].lower() and "click" not in result.json["error"].lower()
+
+
+def test_wait_without_a_timeout_waits_30_s_and_says_so(home, connected, pages):
+    ok(home, connected, "open", pages.page("<p>already here</p>"))
+    assert ok(home, connected, "wait", "--text", "already here")["timeoutMs"] == 30000
+    # The global --timeout still sets it; the command's own --timeout wins over it.
+    assert ok(home, connected, "--timeout", "45000", "wait", "--text", "already")["timeoutMs"] == 45000
+    assert ok(home, connected, "--timeout", "45000", "wait", "--text", "here", "--timeout", "20000")["timeoutMs"] == 20000
+
+
+def test_a_timed_out_wait_names_the_timeout_it_used(home, connected, pages):
+    ok(home, connected, "open", pages.page("<p>nothing happens here</p>"))
+    result = bp(home, "--timeout", "9000", "wait", "--selector", "#never", "--timeout", "600", env=connected)
+    assert result.code == "wait_timeout", result
+    assert result.json["context"] == {"condition": "selector", "timeoutMs": 600}
+    assert "600 ms" in result.json["error"] and "--timeout" in result.json["hint"]
+
+
+@pytest.mark.parametrize("timeout", ["0", "300001", "x"])
+def test_the_wait_timeout_out_of_bounds_is_invalid_argument(home, timeout):
+    result = bp(home, "wait", "--dialog", "--timeout", timeout)
+    assert result.code == "invalid_argument" and result.json["context"]["field"] == "timeout", result
 
 
 @pytest.mark.parametrize("interval", ["99", "5001", "0", "x"])

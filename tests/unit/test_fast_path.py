@@ -106,3 +106,17 @@ def test_the_fast_path_does_not_import_click_or_zmq():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
     assert protocol.OP_CLICK == "click"
+
+
+def test_shell_completion_reaches_click_untouched(monkeypatch):
+    import sys
+
+    import cli.main
+
+    called = []
+    monkeypatch.setenv("_BP_COMPLETE", "bash_complete")
+    monkeypatch.setattr(sys, "argv", ["bp", "snapshot"])  # a form the fast path would serve
+    monkeypatch.setattr(cli.main, "main", lambda: called.append(True))
+    monkeypatch.setattr(fast, "run", lambda *planned: called.append("fast"))
+    fast.main()
+    assert called == [True]
