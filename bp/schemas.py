@@ -137,7 +137,7 @@ class CommandsArgs(Schema):
     class Meta:
         unknown = RAISE
 
-    limit = fields.Integer(strict=True, validate=validate.Range(min=1, max=256))
+    limit = fields.Integer(strict=True, validate=validate.Range(min=1, max=100))
     status = fields.List(fields.String(validate=validate.OneOf(COMMAND_STATUSES)), validate=validate.Length(max=6))
 
 
@@ -356,6 +356,9 @@ class PdfArgs(OutputFields):
     landscape = fields.Boolean(truthy={True}, falsy={False})
 
 
+MAX_DOWNLOAD_INDEX = 2**31 - 1  # indexes keep counting up per key (broker/downloads.py)
+
+
 class DownloadArgs(OutputFields):
     selector = fields.Raw(required=True)
 
@@ -363,7 +366,7 @@ class DownloadArgs(OutputFields):
     def _selector(self, data, **_):
         value = data.get("selector")
         if isinstance(value, bool) or not (
-                (isinstance(value, int) and 1 <= value <= 10_000)
+                (isinstance(value, int) and 1 <= value <= MAX_DOWNLOAD_INDEX)
                 or (isinstance(value, str) and len(value) <= 64 and value.startswith("download-"))):
             raise ValidationError("a 1-based index or a download id", field_name="selector")
 
@@ -406,7 +409,7 @@ class ReplySchema(Schema):
 
     ok = fields.Boolean(required=True, truthy={True}, falsy={False})
     code = fields.String(validate=validate.OneOf(ERROR_CODES))
-    error = fields.String()
+    error = fields.Raw()  # a failure's message; `bp command` of a failed command: its recorded error object
     retryable = fields.Boolean(truthy={True}, falsy={False})
     hint = fields.String()
     context = fields.Dict(keys=fields.String())
@@ -418,6 +421,8 @@ class ReplySchema(Schema):
             missing = [name for name in ("code", "error", "retryable") if name not in data]
             if missing:
                 raise ValidationError(f"failure envelope lacks {missing}")
+            if not isinstance(data["error"], str):
+                raise ValidationError("a failure's error is its message", field_name="error")
 
 
 class NetArgs(Schema):

@@ -116,14 +116,17 @@ class Browser:
                                                    "userDataRoot": c["userDataRoot"]} for c, _ in viable][:16]},
                           remediation=remediation("select_browser"))
         candidate, (port, ws_path) = viable[0]
-        self.generation += 1
-        # A new generation: every old tab worker, session, target and profile id is void.
+        # The attempt's generation becomes the browser's only once it is ready (BR-12): a failed
+        # or refused attempt leaves it where the last real connection put it.
+        generation = self.generation + 1
+        # Every old tab worker, session, target and profile id is void: the old connection is gone.
         self.workers.stop_all()
         self.identities = {}
         self.targets = Targets()
         self.targets.on_destroyed.append(self._target_gone)
         conn = BrowserConnection(self.ctx, self.run_dir, candidate, f"ws://127.0.0.1:{port}{ws_path}",
-                                 self.generation, HANDSHAKE_TIMEOUT_S, on_event=self.targets.on_event)
+                                 generation, HANDSHAKE_TIMEOUT_S, on_event=self.targets.on_event)
+        conn.on_ready = self._connected
         previous, self.connection = self.connection, conn
         if previous is not None:
             # What the previous janitor owned (and what it had inherited but not yet closed):
@@ -131,9 +134,13 @@ class Browser:
             conn.orphans = previous.owned() | previous.orphans
         if previous is not None:
             threading.Thread(target=previous.close, name="janitor-retire", daemon=True).start()
-        log.info("connecting to %s (generation %d)", candidate["id"], self.generation)
+        log.info("connecting to %s (generation %d once ready)", candidate["id"], generation)
         conn.start()
         return conn
+
+    def _connected(self, conn):
+        if conn is self.connection:
+            self.generation = conn.generation
 
     def _take_over(self, conn):
         """Hand the previous janitor's tabs still open to the new one, which owns and closes

@@ -61,6 +61,7 @@ class BrowserConnection:
         self.reconciled = False  # Target.getTargets loaded into the table after ready
         self.process = None
         self._relay = None
+        self.on_ready = None  # callback(connection) just before the state becomes ready
 
     # --- lifecycle -----------------------------------------------------------------------------
 
@@ -114,6 +115,8 @@ class BrowserConnection:
             self._set_state("closed")
 
     def _set_state(self, state, failure=None):
+        if state == "ready" and self.on_ready is not None:
+            self.on_ready(self)  # before anyone can see it ready (broker/browser.py: the generation)
         self.state = state
         if failure:
             self.failure = failure

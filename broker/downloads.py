@@ -30,11 +30,12 @@ log = logging.getLogger("broker.downloads")
 MAX_PER_KEY = 64  # listed downloads per key (the oldest are forgotten first, copies included)
 MAX_PENDING = 1024  # GUIDs being tracked across all keys
 MAX_CONFLICTS = 1024
+MAX_NUMBERED_KEYS = 4096  # keys whose last download index is remembered
 
 
 class Download:
     __slots__ = ("id", "key", "agent", "raw", "generation", "guid", "file_name", "mime", "size", "state", "reason",
-                 "created_at", "artifact")
+                 "created_at", "artifact", "index")
 
     def __init__(self, key, agent, raw, generation, guid, file_name):
         self.id = "download-" + os.urandom(8).hex()
@@ -50,8 +51,10 @@ class Download:
         self.reason = None
         self.created_at = time.time()
         self.artifact = None
+        self.index = None  # this key's running number for it: `bp downloads` index, never reused
 
-    def row(self, index):
+    def row(self, index=None):
+        index = self.index if index is None else index
         state = self.state
         if state == "completed" and (self.artifact is None or self.artifact.expired()):
             state = "expired"
@@ -76,6 +79,10 @@ class Tracker:
         self.pending = {}  # guid -> Download (until completed, canceled or failed)
         self.conflicts = collections.OrderedDict()  # guids claimed twice: ignored for good
         self.by_key = {}  # key -> OrderedDict(id -> Download), oldest first
+        # key -> the last index given: indexes are stable (1 stays the key's first download, even
+        # once the oldest are forgotten); kept for keys that were released too, so that an index
+        # an Agent still holds never comes to mean another download.
+        self.numbers = collections.OrderedDict()
 
     # --- configuration (on a tab worker, when a tab session is attached) ------------------------
 
@@ -143,6 +150,10 @@ class Tracker:
                 return  # a tab nobody holds: ignored
             name = safe_basename(params.get("suggestedFilename"), "download")
             record = Download(agent.key, agent, raw, self.broker.browser.generation, guid, name)
+            record.index = self.numbers.pop(agent.key, 0) + 1
+            self.numbers[agent.key] = record.index
+            while len(self.numbers) > MAX_NUMBERED_KEYS:
+                self.numbers.popitem(last=False)
             self.pending[guid] = record
             rows = self.by_key.setdefault(agent.key, collections.OrderedDict())
             rows[record.id] = record
@@ -223,28 +234,32 @@ class Tracker:
     # --- the Agent's view -------------------------------------------------------------------------
 
     def rows(self, agent):
-        """[(Download, public row)], newest first (index 1 = the newest)."""
+        """[(Download, public row)], oldest first; each keeps its index (1 = the key's first)."""
         with self.lock:
             rows = self.by_key.get(agent.key) or {}
             for record in [r for r in rows.values() if r.agent is not agent]:
                 del rows[record.id]  # an earlier Agent of this key (its lease ran out)
                 self._forget_locked(record)
             records = list(rows.values())
-        records.reverse()
-        return [(r, r.row(i)) for i, r in enumerate(records, start=1)]
+        return [(r, r.row()) for r in records]
 
     def find(self, agent, selector):
         rows = self.rows(agent)
-        if isinstance(selector, int):
-            if not 1 <= selector <= len(rows):
-                raise BPError("artifact_not_found", f"No download {selector} in this Agent's list ({len(rows)}); run 'bp downloads'.",
-                              context={"field": "selector", "count": len(rows)})
-            return rows[selector - 1][0]
         for record, _ in rows:
-            if record.id == selector:
+            if record.index == selector if isinstance(selector, int) else record.id == selector:
                 return record
+        if isinstance(selector, int):
+            raise BPError("artifact_not_found", f"No download {selector} in this Agent's list; run 'bp downloads'.",
+                          context={"field": "selector", "count": len(rows)})
         raise BPError("artifact_not_found", "No such download for this Agent; run 'bp downloads'.",
                       context={"field": "selector"})
+
+    def by_guid(self, agent, guid):
+        """The Agent's download with this GUID, or None."""
+        for record, _ in self.rows(agent):
+            if guid and record.guid == guid:
+                return record
+        return None
 
     def started(self, agent, guid):
         """{index, fileName} of the Agent's download with this GUID (as `bp downloads` lists it

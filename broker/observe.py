@@ -42,7 +42,7 @@ class World:
     handles. A tab's own document is the root; an out-of-process iframe's world has the world
     of the document that embeds it as `parent`, and the frame element's position there (`slot`)."""
 
-    __slots__ = ("session", "context_id", "parent", "slot", "prev")
+    __slots__ = ("session", "context_id", "parent", "slot", "prev", "frame_id", "doc", "doc_parents")
 
     def __init__(self, session, context_id, parent=None, slot=None):
         self.session = session
@@ -50,11 +50,17 @@ class World:
         self.parent = parent
         self.slot = slot
         self.prev = None  # --diff: the walker's {same, changed} against the previous observation
+        # 'bp frame': the frame whose document this world is (not for the tab's own), the inline
+        # document of the parent world that holds its frame element, and the walker's inline
+        # documents (index -> index of the document holding its frame element).
+        self.frame_id = None
+        self.doc = 0
+        self.doc_parents = None
 
 
 class Observation:
     __slots__ = ("id", "generation", "raw", "session", "loader", "context_id", "count", "created_at", "refs",
-                 "evicted")
+                 "evicted", "frame")
 
     def __init__(self, generation, raw, session, loader, context_id, count):
         self.id = "obs-" + os.urandom(8).hex()
@@ -67,6 +73,7 @@ class Observation:
         self.created_at = time.monotonic()
         self.refs = None  # ref - 1 -> (World, index in that world); None: all in the tab's world
         self.evicted = False
+        self.frame = None  # the Agent's selected frame (id) it was made in; None: the whole tab
 
     def expired(self, now=None):
         return self.evicted or (time.monotonic() if now is None else now) - self.created_at > OBSERVATION_TTL_S
@@ -225,7 +232,7 @@ def _same_process_world(world, key, slot):
     session.send_nowait("Runtime.releaseObjectGroup", {"objectGroup": "browser-pilot"})
     if not node.get("frameId"):
         raise BPError("internal_error", "frame element without a frame")
-    return session.frame_world(node["frameId"], WORLD_NAME)
+    return session.frame_world(node["frameId"], WORLD_NAME), node["frameId"]
 
 
 def _expand(world, result, opts, timeout_s, depth, acc):
@@ -250,9 +257,10 @@ def _expand(world, result, opts, timeout_s, depth, acc):
                 # Cross-origin but same-site (a.example.com in b.example.com): same renderer,
                 # so the same session, but a world of its own in that frame.
                 child = world.session
-                context_id = _same_process_world(world, opts["key"], item["frame"])
+                context_id, frame_id = _same_process_world(world, opts["key"], item["frame"])
                 child_result = call_in_world(child, context_id, script("observe.js"), opts, timeout_s)
             else:
+                frame_id = child.frame_id
                 context_id, _ = child.world(WORLD_NAME)
                 context_id, child_result = _walk(child, context_id, opts, timeout_s)
         except BPError:
@@ -261,8 +269,66 @@ def _expand(world, result, opts, timeout_s, depth, acc):
         acc["reasons"].update(child_result["truncationReasons"])
         child_world = World(child, context_id, world, item["frame"])
         child_world.prev = _walk_prev(child_result)
+        child_world.frame_id, child_world.doc = frame_id, item.get("d", 0)
+        child_world.doc_parents = child_result.get("docParents")
         acc["hints"].append((child_result["hints"], _expand(child_world, child_result, opts, timeout_s, depth + 1, acc)))
     return positions
+
+
+def _doc_frames(world, key):
+    """{inline document index: its frame id} for the world's walk (frame elements described by
+    Chrome, as _same_process_world does); a frame gone meanwhile is left out."""
+    found = {}
+    for index in range(1, len(world.doc_parents or ())):
+        try:
+            reply = world.session.call("Runtime.evaluate", {
+                "expression": f"globalThis.__browserPilot[{json.dumps(key)}].docs[{index}]",
+                "contextId": world.context_id, "objectGroup": "browser-pilot"}, timeout_s=5.0)
+            object_id = (reply.get("result") or {}).get("objectId")
+            if object_id:
+                node = world.session.call("DOM.describeNode", {"objectId": object_id}, timeout_s=5.0)["node"]
+                found[index] = node.get("frameId")
+        except BPError:
+            continue
+    world.session.send_nowait("Runtime.releaseObjectGroup", {"objectGroup": "browser-pilot"})
+    return found
+
+
+def _keep_frame(acc, frame_id, key):
+    """Keep only the rows inside the frame `frame_id` (its document and every frame below it),
+    renumbering the hints' refs to match."""
+    frames_of = {}
+
+    def in_doc(world, doc):
+        if doc and world.doc_parents:
+            if id(world) not in frames_of:
+                frames_of[id(world)] = _doc_frames(world, key)
+            ids = frames_of[id(world)]
+            while doc > 0:
+                if ids.get(doc) == frame_id:
+                    return True
+                doc = world.doc_parents[doc] if doc < len(world.doc_parents) else 0
+        return False
+
+    def inside(world, doc):
+        while world is not None:
+            if world.frame_id == frame_id or in_doc(world, doc):
+                return True
+            world, doc = world.parent, world.doc
+        return False
+
+    kept, renumber = [], {}
+    for old, row in enumerate(acc["rows"], start=1):
+        if inside(row[1], row[0].get("d", 0)):
+            kept.append(row)
+            renumber[old] = len(kept)
+    acc["rows"] = kept
+    for _, positions in acc["hints"]:
+        for position, ref in list(positions.items()):
+            if ref in renumber:
+                positions[position] = renumber[ref]
+            else:
+                del positions[position]
 
 
 def _merge_hints(groups, limit):
@@ -301,9 +367,15 @@ def observe(broker, agent, raw, session, limit, timeout_s=15.0, diff=False):
         raise BPError("action_not_verified", "A JavaScript dialog is open in this tab and blocks the page.",
                       retryable=True, context=session.dialog_context())
     prev = agent.observations.get(raw) if diff else None
+    from broker import page
+
+    frame = page.selected_frame(agent, raw, session)  # 'bp frame N': only that frame is observed
     context_id, loader = session.world(WORLD_NAME)
     obs = Observation(broker.browser.generation, raw, session, loader, context_id, 0)
-    opts = {"limit": limit, "key": world_key(agent.key), "obs": obs.id}
+    obs.frame = frame.frame_id if frame is not None else None
+    # In a frame the whole tab is walked (up to the hard cap) and cut to the frame's elements:
+    # the walker's element limit must not be spent on the rest of the page.
+    opts = {"limit": MAX_LIMIT if frame is not None else limit, "key": world_key(agent.key), "obs": obs.id}
     if prev is not None and not prev.evicted:
         opts["prev"] = prev.id  # each world compares with what it still holds of that observation
     context_id, result = _walk(session, context_id, opts, timeout_s)
@@ -311,8 +383,11 @@ def observe(broker, agent, raw, session, limit, timeout_s=15.0, diff=False):
         obs.context_id, obs.loader = context_id, session.loader
     top = World(session, context_id)
     top.prev = _walk_prev(result)
+    top.doc_parents = result.get("docParents")
     acc = {"rows": [], "omitted": 0, "reasons": set(result["truncationReasons"]), "hints": []}
     acc["hints"].insert(0, (result["hints"], _expand(top, result, opts, timeout_s, 0, acc)))
+    if frame is not None:
+        _keep_frame(acc, frame.frame_id, opts["key"])
     rows = acc["rows"]
     reasons = acc["reasons"]
     if len(rows) > limit:
@@ -322,8 +397,10 @@ def observe(broker, agent, raw, session, limit, timeout_s=15.0, diff=False):
     if acc["omitted"]:
         hints.append({"code": "frames_omitted", "source": "observation", "confidence": "strong",
                       "recommendedAction": "inspect_visually", "count": acc["omitted"]})
-    if any(world is not top for _, world, _ in rows):
+    if frame is not None or any(world is not top for _, world, _ in rows):
         obs.refs = [(world, local) for _, world, local in rows]
+    for element, _, _ in rows:
+        element.pop("d", None)  # the walker's inline-document tag: not part of the element
     from broker import dialogs  # dialogs of the Agent's other tabs left pending too long: first
 
     hints = dialogs.hints(broker, agent) + hints
@@ -477,6 +554,8 @@ def check_ref(broker, agent, raw, session, ref):
         raise stale("session_replaced")
     if session.loader != obs.loader:
         raise stale("navigation")
+    if (agent.frames.get(raw) or {}).get("frameId") != obs.frame:
+        raise stale("frame_changed", "The selected frame changed since the snapshot ('bp frame'); run 'bp snapshot'.")
     world, index = obs.locate(ref)
     for w in _chain(world):
         if not w.session.alive:

@@ -31,9 +31,12 @@ def _control_state(broker, agent, raw):
     return origin, "busy" if other is not None and other.lease_active(broker.agents._clock()) else "available"
 
 
-def inventory(broker, agent):
-    """This Agent's view of every eligible tab: [(raw, public row)] with 1-based indexes."""
+def inventory(broker, agent, fresh_titles=False):
+    """This Agent's view of every eligible tab: [(raw, public row)] with 1-based indexes.
+    `fresh_titles`: read the titles back from Chrome first (one call), for listings that show them."""
     targets = broker.browser.targets
+    if fresh_titles and broker.browser.ready:
+        targets.refresh(broker.browser.connection)
     rows = []
     for index, (raw, info) in enumerate(targets.pages(), start=1):
         origin, state = _control_state(broker, agent, raw)
@@ -203,14 +206,25 @@ def create_managed(broker, agent, request, url, profile_selector):
         params["browserContextId"] = context
     created = conn.janitor_call("create", params, timeout_s=max(1.0, min(30.0, request.remaining())))
     raw = created["targetId"]
+    # BR-32: the tab's browser context is read back, never assumed from the request; a tab that
+    # landed elsewhere is closed (the janitor owns it) before any Agent can address it.
+    try:
+        info = conn.cdp("Target.getTargetInfo", {"targetId": raw}, timeout_s=max(1.0, min(10.0, request.remaining())))
+        info = (info or {}).get("targetInfo") or {}
+    except BPError:
+        info = {}
+    actual = info.get("browserContextId")
+    if not actual or (context and actual != context):
+        close_targets(broker, [raw])
+        raise BPError("profile_context_unavailable", "The new tab did not open in the chosen profile; it was closed.",
+                      retryable=True, context={"reason": "context_mismatch" if actual else "context_unverified"})
     broker.agents.add_managed(agent, raw)
     agent.selected = raw
-    if context:
-        agent.selected_profile = context
+    agent.selected_profile = actual
     # The target event may trail the createTarget reply; make the table know the tab now.
     if broker.browser.targets.info(raw) is None:
         broker.browser.targets.apply("Target.targetCreated", {"targetInfo": {
-            "targetId": raw, "type": "page", "url": url, "title": "", "browserContextId": context}})
+            "url": url, "title": "", **info, "targetId": raw, "type": "page", "browserContextId": actual}})
     return raw
 
 

@@ -9,6 +9,7 @@ import threading
 import uuid
 
 from bp import text
+from bp.errors import BPError
 
 log = logging.getLogger("broker.targets")
 
@@ -115,6 +116,19 @@ class Targets:
             session = self.sessions.pop(params.get("sessionId"), None)
             if session is not None:
                 session.detached()
+
+    def refresh(self, conn, timeout_s=2.0):
+        """Read the current titles (and URLs) back from Chrome: it announces a navigation with
+        Target.targetInfoChanged, but not a title the page sets afterwards (a <title> parsed
+        later, document.title = …), so the table would keep the URL-like placeholder title.
+        Only targets already known are updated; a failure leaves the table as it is."""
+        try:
+            infos = conn.cdp("Target.getTargets", timeout_s=timeout_s).get("targetInfos", [])
+        except BPError:  # the table from events is still a valid answer
+            return
+        for info in infos:
+            if info.get("type") == "page":
+                self.apply("Target.targetInfoChanged", {"targetInfo": info})
 
     def load(self, target_infos):
         """Reconcile with Target.getTargets after connecting."""

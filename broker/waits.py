@@ -9,15 +9,20 @@ session's event buffer without queueing at all. Waiting never creates a tab.
 Conditions:
 - url: the tab's main-frame URL matches PATTERN, a glob where `*` is any run of characters
   (nothing else is special), case-insensitive, over the WHOLE URL (`*example.com/docs*` for
-  "contains"). Already true at the start counts.
+  "contains"). Already true at the start counts. Matched: the tab as `bp tabs` shows it
+  `{title, url, origin, profileContextId}`.
 - text: `bp search TEXT --limit 1` finds a match (rendered text, open shadow roots, same-origin
   frames; case-insensitive; whitespace-insensitive) in the Agent's selected frame.
 - selector: `bp find CSS --limit 1` finds an element (present in the DOM, visible or not).
-- dialog: a JavaScript dialog is pending on the tab (already open counts).
+- dialog: a JavaScript dialog is pending on the tab (already open counts); matched: the dialog
+  as `bp dialogs` lists it.
 - popup: a tab opened by this tab that this Agent has not been shown yet (`bp tabs`, an earlier
-  wait): acting first and then waiting does not race.
-- download: a download the tab began that no earlier wait of this Agent reported (from the tab
-  session's bounded event buffer; the suggested file name only).
+  wait): acting first and then waiting does not race. Matched: `{title, url, origin,
+  profileContextId}` plus its `index` and `targetId` for `bp tab`.
+- download: a download the tab began that no earlier wait of this Agent reported (its begin is
+  looked for in the tab session's bounded event buffer), once Chrome finished it and Browser
+  Pilot copied it: matched is its `bp downloads` row. A download that ends otherwise (canceled,
+  failed, its copy refused) ends the wait too, with that row's `state` and `reason`.
 """
 
 import threading
@@ -69,16 +74,29 @@ class Probe:
         return False
 
 
+TAB_FIELDS = ("title", "url", "origin", "profileContextId")
+
+
+def tab_row(broker, agent, raw):
+    """The tab as `bp tabs` shows it (title read back from Chrome), or None once it is gone."""
+    for candidate, row in routing.inventory(broker, agent, fresh_titles=True):
+        if candidate == raw:
+            return row
+    return None
+
+
 class UrlProbe(Probe):
     def start(self):
         self.match = url_matcher(self.request.args["url"])
 
     def poll(self):
         info = self.broker.browser.targets.info(self.raw) or {}
-        url = info.get("url") or ""
-        if self.match(url):
-            return {"url": url[:8192], "title": (info.get("title") or "")[:4096]}
-        return None
+        if not self.match(info.get("url") or ""):
+            return None
+        row = tab_row(self.broker, self.agent, self.raw)
+        if row is None or not self.match(row["url"]):
+            return None  # gone, or navigated on meanwhile
+        return {k: row[k] for k in TAB_FIELDS}
 
 
 class PageProbe(Probe):
@@ -153,17 +171,18 @@ _cursor_lock = threading.Lock()
 class DownloadProbe(Probe):
     """Page.downloadWillBegin on the tab's session that this Agent has not been told about (by an
     earlier wait) — also one that began just before the wait, so acting and then waiting does
-    not race. Only the session's bounded event buffer is looked at: downloads are not tracked
-    otherwise yet, and only the suggested file name is reported."""
+    not race — then that download's row in the Agent's downloads (broker/downloads.py) once it
+    is no longer in progress. It counts as reported only then: a wait that timed out while the
+    download ran leaves it to the next wait."""
 
     def start(self):
         self.session = _ensure_session(self.broker, self.raw, self.request)
-        self.found = None
+        self.found = None  # (event seq, params) of the begin being followed
 
     def _session(self):
         current = self.broker.browser.workers.session(self.raw)
-        if current is not None:
-            self.session = current  # a re-attached tab: its new session's events
+        if current is not None and current is not self.session:
+            self.session, self.found = current, None  # a re-attached tab: its new session's events
         return self.session
 
     def poll(self):
@@ -171,13 +190,25 @@ class DownloadProbe(Probe):
             self.idle(0)
         if self.found is None:
             return None
-        name = self.found.get("suggestedFilename")
-        return {"fileName": str(name)[:1024] if name else None}
+        from broker import downloads
+
+        seq, params = self.found
+        record = downloads.tracker(self.broker).by_guid(self.agent, params.get("guid"))
+        if record is None:
+            return None  # not (yet) this Agent's download
+        row = record.row()
+        if row["state"] in ("in_progress", "copying"):
+            return None
+        with _cursor_lock:
+            cursors = _download_cursors.setdefault(self.session, {})
+            cursors[self.agent.key] = max(cursors.get(self.agent.key, 0), seq)
+            cursors[(self.agent.key, "guid")] = params.get("guid")
+        return row
 
     def idle(self, seconds):
         session = self._session()
-        if not session.alive:
-            time.sleep(seconds)
+        if self.found is not None or not session.alive:
+            time.sleep(seconds)  # the download's progress is polled (poll), not its events
             return False
         with _cursor_lock:
             cursors = _download_cursors.setdefault(session, {})
@@ -188,10 +219,7 @@ class DownloadProbe(Probe):
                                    and not (reported and p.get("guid") == reported), since, seconds)
         if event is None:
             return False
-        with _cursor_lock:
-            cursors[self.agent.key] = max(cursors.get(self.agent.key, 0), event[0])
-            cursors[(self.agent.key, "guid")] = event[2].get("guid")
-        self.found = event[2]
+        self.found = (event[0], event[2])
         return True
 
 
@@ -210,8 +238,10 @@ class PopupProbe(Probe):
     def poll(self):
         for raw, info in sorted(self._popups().items(), key=lambda row: row[1].get("seq", 0)):
             if raw not in self.seen and eligible(info):
-                return {"targetId": self.agent.opaque_id(raw), "url": (info.get("url") or "")[:8192],
-                        "title": (info.get("title") or "")[:4096]}
+                row = tab_row(self.broker, self.agent, raw)  # shows it to this Agent (opaque id)
+                if row is None:
+                    continue
+                return {**{k: row[k] for k in TAB_FIELDS}, "index": row["index"], "targetId": row["targetId"]}
         return None
 
 

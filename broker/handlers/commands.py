@@ -18,6 +18,23 @@ def _record(broker, request):
     return record
 
 
+def _outcome(record, out):
+    """A finished command's recorded answer: `result` when it succeeded, else `error: {code,
+    message, data: {code, retryable, context?, remediation?}}` (the contract's shape)."""
+    reply = record.reply
+    if reply is None:
+        return out
+    if reply.get("ok"):
+        out["result"] = reply
+        return out
+    data = {"code": reply.get("code"), "retryable": bool(reply.get("retryable"))}
+    for key in ("context", "remediation", "hint", "resultOmitted", "sizeBytes"):
+        if key in reply:
+            data[key] = reply[key]
+    out["error"] = {"code": reply.get("code"), "message": reply.get("error") or "", "data": data}
+    return out
+
+
 @handler(protocol.OP_COMMANDS)
 def list_commands(broker, request):
     book = broker.commands.for_key(request.client, create=False)
@@ -29,10 +46,7 @@ def list_commands(broker, request):
 @handler(protocol.OP_COMMAND)
 def show_command(broker, request):
     record = _record(broker, request)
-    out = {"command": record.descriptor()}
-    if record.reply is not None:
-        out["result"] = record.reply
-    return out
+    return _outcome(record, {"command": record.descriptor()})
 
 
 @handler(protocol.OP_CANCEL)
@@ -45,6 +59,4 @@ def cancel(broker, request):
     out = {"command": record.descriptor(), "cancelled": status == "cancelled"}
     if before == "dispatched":
         out["note"] = "The command had already reached the browser; its effects may have happened."
-    if record.reply is not None:
-        out["result"] = record.reply
-    return out
+    return _outcome(record, out)

@@ -54,7 +54,7 @@ def status(broker, request):
                     "protocol": protocol.PROTOCOL_RANGE, "agents": len(broker.agents)},
         "processes": processes,
         "browser": broker.browser.summary(),
-        "session": agent.summary() if agent else {"state": "none"},
+        "session": _session(broker, agent),
         "commands": _recovery_commands(broker, request.client),
     }
     if broker.browser.ready:
@@ -68,6 +68,32 @@ def status(broker, request):
         if uncertain.get("required"):
             result["recovery"]["commands"] = uncertain
     return result
+
+
+def _session(broker, agent):
+    """This Agent's session with its selected `profile` (as `bp profiles` lists it) and `target`
+    tab `{index, title, url, origin, profileContextId}`, each null when there is none. Read
+    only: no lease renewal, no tab ids minted."""
+    if agent is None:
+        return {"state": "none", "profile": None, "target": None}
+    out = dict(agent.summary(), profile=None, target=None)
+    if not broker.browser.ready or agent.generation != broker.browser.generation:
+        return out
+    targets = broker.browser.targets
+    if agent.selected_profile is not None:
+        row = next((row for context, row in routing.profiles(broker, agent) if context == agent.selected_profile), None)
+        out["profile"] = row
+    if agent.selected is not None and targets.info(agent.selected) is not None:
+        targets.refresh(broker.browser.connection)  # the title the page has now
+        for index, (raw, info) in enumerate(targets.pages(), start=1):
+            if raw == agent.selected:
+                origin, _ = routing._control_state(broker, agent, raw)
+                profile = targets.profile(info.get("browserContextId"))
+                out["target"] = {"index": index, "title": (info.get("title") or "")[:4096],
+                                 "url": (info.get("url") or "")[:8192], "origin": origin,
+                                 "profileContextId": profile[0] if profile else None}
+                break
+    return out
 
 
 def _crashed_tabs(broker, agent):
@@ -95,13 +121,11 @@ def _command_recovery(commands):
     """What the Agent should do about its own commands before acting again."""
     if commands["uncertain"]:
         newest = commands["uncertain"][0]["id"]
-        return {"required": True, "code": "inspect_uncertain_commands", "commandIds": [c["id"] for c in commands["uncertain"]],
+        return {"required": True, "code": "inspect_uncertain_commands", "action": f"bp command {newest}",
+                "commandIds": [c["id"] for c in commands["uncertain"]],
                 "message": f"Some commands may or may not have happened: inspect the page ('bp snapshot') and "
                            f"'bp command {newest}' before retrying any of them."}
-    if commands["active"]:
-        return {"required": False, "code": "wait_for_active_commands", "commandIds": [c["id"] for c in commands["active"]],
-                "message": "Commands are still running: follow them with 'bp command <id>' or stop one with 'bp cancel <id>'."}
-    return {"required": False}
+    return {"required": False}  # commands still running are listed in commands.active
 
 
 @handler(protocol.OP_BROWSERS)

@@ -8,8 +8,8 @@ from broker import routing
 from broker.registry import handler
 
 
-def _row(broker, agent, raw):
-    for candidate, row in routing.inventory(broker, agent):
+def _row(broker, agent, raw, fresh_titles=False):
+    for candidate, row in routing.inventory(broker, agent, fresh_titles):
         if candidate == raw:
             return row
     return None
@@ -18,7 +18,7 @@ def _row(broker, agent, raw):
 @handler(protocol.OP_TABS)
 def tabs(broker, request):
     agent = routing.agent_for(broker, request)
-    return {"tabs": [row for _, row in routing.inventory(broker, agent)]}
+    return {"tabs": [row for _, row in routing.inventory(broker, agent, fresh_titles=True)]}
 
 
 @handler(protocol.OP_TAB)
@@ -41,7 +41,7 @@ def tab(broker, request):
         raise invalid_argument("index", "Give a tab index from 'bp tabs'.")
     raw = routing.find_tab(broker, agent, selector)
     routing.select(broker, agent, raw)
-    row = _row(broker, agent, raw)
+    row = _row(broker, agent, raw, fresh_titles=True)
     return {"index": row["index"], "targetId": row["targetId"], "origin": row["origin"],
             "profileContextId": row["profileContextId"], "title": row["title"], "url": row["url"]}
 

@@ -201,6 +201,10 @@
 
   const store = (globalThis.__browserPilot = globalThis.__browserPilot || {});
   const els = [], facts = [], out = [], outEls = [], frames = [];
+  // Inline (same-process, reachable) frame documents the walk entered: their frame elements and
+  // the document each sits in (0 = this world's own). Elements say which one holds them (`d`),
+  // so that the broker can keep only those of a selected frame ('bp frame').
+  const docs = [null], docParents = [-1];
   let eligible = 0, stop = false;
   const topModal = modalRoot(document);
   const modalRefs = [];
@@ -225,6 +229,7 @@
         if (els.length < LIMIT) {
           const name = cut(nameOf(el, role), MAX_NAME);
           const element = {role: role, name: name};
+          if (ctx.docIndex) element.d = ctx.docIndex;
           const value = valueOf(el, role);
           if (value) element.value = cut(value, MAX_VALUE);
           if (checkedOf(el)) element.checked = true;
@@ -236,7 +241,7 @@
         } else reasons.add("element_limit");
       }
     }
-    const childCtx = {doc: ctx.doc, win: ctx.win, modal: ctx.modal, parentStyle: style,
+    const childCtx = {doc: ctx.doc, win: ctx.win, modal: ctx.modal, parentStyle: style, docIndex: ctx.docIndex,
       insideControl: ctx.insideControl || counted || !!roleOf(el), editor: ctx.editor || !!editorKind(el)};
     if (el.shadowRoot) for (const child of el.shadowRoot.children) visit(child, depth + 1, childCtx);
     if (el.localName === "iframe" || el.localName === "frame") {
@@ -244,12 +249,14 @@
       try { inner = el.contentDocument; } catch (e) { inner = null; }
       if (inner && inner.documentElement) {
         const win = inner.defaultView;
+        docs.push(el);
+        docParents.push(ctx.docIndex || 0);
         visit(inner.documentElement, depth + 1, {doc: inner, win: win, modal: modalRoot(inner),
-          parentStyle: null, insideControl: false});
+          parentStyle: null, insideControl: false, docIndex: docs.length - 1});
       } else if (frameUsable(el, style, ctx)) {
         // Another process renders it (a cross-site iframe): the broker splices in that frame's
         // own observation here, so its elements keep their document order.
-        out.push({frame: frames.length});
+        out.push(ctx.docIndex ? {frame: frames.length, d: ctx.docIndex} : {frame: frames.length});
         outEls.push(null);
         frames.push(el);
       }
@@ -282,7 +289,7 @@
     });
     prev = {same: same, changed: changed};
   }
-  store[opts.key] = {id: opts.obs, els: els, facts: facts, frames: frames};
+  store[opts.key] = {id: opts.obs, els: els, facts: facts, frames: frames, docs: docs};
   // For live revalidation of a single ref after same-document changes (resolve.js).
   store.roleOf = roleOf;
   store.editorKind = editorKind;
@@ -321,5 +328,5 @@
   const order = ["element_limit", "text_limit", "depth_limit", "byte_limit", "work_limit"];
   return {title: cut(document.title, MAX_NAME), url: location.href.slice(0, 16384), page: page, elements: out,
     truncationReasons: order.filter((r) => reasons.has(r)), hints: hints.slice(0, 16), eligible: eligible,
-    prev: prev};
+    prev: prev, docParents: docs.length > 1 ? docParents : undefined};
 })

@@ -46,13 +46,14 @@ def _render_one(r):
     if r.get("note"):
         lines.append(escape(r["note"]))
     if "result" in r:
-        result = r["result"]
-        lines.append(f"result: {'ok' if result.get('ok') else escape(result.get('code'))}")
+        lines.append("result: ok")
+    if "error" in r:
+        lines.append(f"error: {escape(r['error'].get('code'))}: {escape(r['error'].get('message'))}")
     return "\n".join(lines)
 
 
 @click.command(name="commands")
-@click.option("-l", "--limit", type=click.IntRange(1, 256), default=20, show_default=True, help="Most records to list.")
+@click.option("-l", "--limit", type=click.IntRange(1, 100), default=20, show_default=True, help="Most records to list (1-100).")
 @click.option("--status", callback=_statuses, metavar="S1,S2",
               help="Only these statuses: accepted, dispatched, completed, unknown_outcome, cancelled, expired.")
 def list_commands(limit, status):

@@ -13,7 +13,7 @@ import stat
 import click
 
 from bp import outputs, protocol
-from bp.errors import invalid_argument
+from bp.errors import BPError, invalid_argument
 from cli import client, render
 from cli.commands import call_long
 from cli.output import escape, finish
@@ -105,7 +105,8 @@ def _downloads_view(r):
 
 @click.command()
 def downloads():
-    """List the downloads this Agent's tabs began (newest first, index 1 = newest).
+    """List the downloads this Agent's tabs began, oldest first (index 1 = the first; an index
+    keeps its meaning while the download is listed).
 
     Each finished download is copied into Browser Pilot's private storage (Chrome's own file is
     never moved or deleted); export a copy with 'bp download' until it expires.
@@ -128,14 +129,14 @@ def download(selector, file):
     \b
     Example:  bp download 1 report.csv
     """
-    if selector.isascii() and selector.isdigit():
+    if selector.isascii() and selector.isdigit() and len(selector) <= 10 and 1 <= int(selector) <= 2**31 - 1:
         value = int(selector)
-        if not 1 <= value <= 10000:
-            raise invalid_argument("selector", "A download index is 1-10000.")
     elif selector.startswith("download-") and len(selector) <= 64:
         value = selector
     else:
-        raise invalid_argument("selector", "Give an index from 'bp downloads' or a download id (download-…).")
+        # Nothing of this Agent's can have that name: unknown, as for an index no longer listed.
+        raise BPError("artifact_not_found", "No such download for this Agent; give an index from 'bp downloads' "
+                      "or a download id (download-…).", context={"field": "selector"})
     args = outputs.request_args(file)
     args["selector"] = value
     finish(call_long(protocol.OP_DOWNLOAD, args, awaited="the download's export"), file_result)

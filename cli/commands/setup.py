@@ -89,7 +89,9 @@ def report_status(settings, failure=None):
         finish(_passive_status("stopped"), _render_status)
     recovery = {"required": True, "code": "browser_disconnected", "action": failure.remediation["message"],
                 "remediation": failure.remediation}
-    finish(_passive_status("unresponsive", recovery), _render_status)
+    # A service that runs but does not answer: "unavailable" (the contract's word); why, and
+    # what to do, is the remediation (restart_unresponsive_broker, inspect_broker_state).
+    finish(_passive_status("unavailable", recovery), _render_status)
 
 
 # --- browsers ----------------------------------------------------------------------------------

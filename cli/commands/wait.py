@@ -31,7 +31,8 @@ def _render(r):
         return f"{head}: {escape(m.get('type'))} dialog {m.get('dialogId')} (answer: bp dialog {m.get('dialogId')} --accept|--dismiss)"
     if condition == "popup":
         return f"{head}: {m.get('targetId')} {escape(m.get('url', ''))} (select: bp tab {m.get('targetId')})"
-    return f"{head}: {escape(m.get('fileName') or '(no file name suggested)')}"
+    line = f"{head}: {m.get('index')}. {escape(m.get('fileName') or '(no file name suggested)')} [{m.get('state')}]"
+    return line + (f" (export: bp download {m.get('index')})" if m.get("state") == "completed" else "")
 
 
 @click.command()
@@ -39,7 +40,7 @@ def _render(r):
 @click.option("--text", metavar="TEXT", help="TEXT shows on the page (like 'bp search', case-insensitive).")
 @click.option("--selector", metavar="CSS", help="An element matches CSS (present in the DOM, open shadow roots included).")
 @click.option("--dialog", is_flag=True, help="A JavaScript dialog is pending on the tab.")
-@click.option("--download", is_flag=True, help="The tab began a download no earlier wait reported (file name only).")
+@click.option("--download", is_flag=True, help="A download the tab began, that no earlier wait reported, has finished.")
 @click.option("--popup", is_flag=True, help="The tab opened a tab (popup) this Agent has not been shown yet.")
 @click.option("--interval", type=click.IntRange(100, 5000), default=250, show_default=True, metavar="MS",
               help="Polling interval in milliseconds (100-5000).")

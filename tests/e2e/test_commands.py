@@ -5,6 +5,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import time
 
@@ -73,6 +74,60 @@ def test_commands_are_listed_per_key(home, connected, pages, env_for):
     hidden = bp(home, "command", rows[0]["id"], env=other)
     assert hidden.code == "invalid_argument" and hidden.json["context"]["field"] == "commandId", hidden
     assert bp(home, "commands", "--status", "bogus", env=connected).code == "invalid_argument"
+    # --limit is 1-100, as the contract says.
+    assert bp(home, "commands", "--limit", "100", env=connected).rc == 0
+    for limit in ("0", "101", "256"):
+        bad = bp(home, "commands", "--limit", limit, env=connected)
+        assert bad.code == "invalid_argument" and bad.json["context"]["field"] == "limit", bad
+
+
+def test_status_shows_the_selected_profile_and_tab_and_a_failed_command_shows_its_error(home, connected, pages):
+    bp(home, "open", pages.page(COUNTER, title="Counter page"), env=connected)
+    status = bp(home, "status", env=connected).json
+    tab = [t for t in bp(home, "tabs", env=connected).json["tabs"] if t["selected"]][0]
+    target = status["session"]["target"]
+    assert target == {k: tab[k] for k in ("index", "title", "url", "origin", "profileContextId")}
+    assert (target["title"], target["origin"]) == ("Counter page", "managed")
+    profile = status["session"]["profile"]
+    assert profile["profileContextId"] == tab["profileContextId"] and profile["selected"] is True
+    assert status["recovery"] == {"required": False}
+    failed = bp(home, "click", "999", env=connected)
+    assert failed.code == "stale_ref", failed
+    row = bp(home, "commands", "--limit", "1", env=connected).json["commands"][0]
+    assert (row["method"], row["errorCode"]) == ("browser.click", "stale_ref")
+    record = bp(home, "command", row["id"], env=connected).json
+    # The contract's shape for a failed command: error {code, message, data {code, retryable, context}}.
+    assert "result" not in record
+    error = record["error"]
+    assert (error["code"], error["message"]) == ("stale_ref", failed.json["error"])
+    assert (error["data"]["code"], error["data"]["retryable"], error["data"]["context"]) == \
+        ("stale_ref", failed.json["retryable"], failed.json["context"])
+
+
+def test_a_refused_connect_leaves_the_generation_and_the_next_connection_is_the_next_one(home):
+    browser = helpers.Chromium(helpers.short_tmpdir("bpg-"))
+    port_file = os.path.join(browser.root, "DevToolsActivePort")
+    real = open(port_file).read()
+    try:
+        env = helpers.bp_env(home, BROWSER_PILOT_BROWSER_DATA_DIRS=browser.root)
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            closed_port = probe.getsockname()[1]
+        with open(port_file, "w") as fh:  # a stale endpoint: the browser runs, the port refuses
+            fh.write(f"{closed_port}\n{real.splitlines()[1]}\n")
+        refused = bp(home, "connect", env=env)
+        assert refused.code == "browser_disconnected", refused
+        assert bp(home, "status", env=env).json["browser"]["connectionGeneration"] == 0
+        with open(port_file, "w") as fh:
+            fh.write(real)
+        connected = bp(home, "connect", env=env)
+        assert connected.rc == 0, connected
+        # BR-12: the generation advances on a restored connection, not on an attempt.
+        assert connected.json["connectionGeneration"] == 1
+        assert bp(home, "status", env=env).json["browser"]["connectionGeneration"] == 1
+    finally:
+        browser.stop()
+        shutil.rmtree(browser.root, ignore_errors=True)
 
 
 def test_cancel_before_dispatch_is_certain(home, connected, pages):

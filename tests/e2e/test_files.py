@@ -290,3 +290,30 @@ def test_quota_refuses_only_browser_pilots_copy_and_leaves_nothing_partial(home,
     assert shot.code == "quota_exceeded", shot
     assert shot.json["context"]["limit"] == "item"
     assert os.listdir(outdir) == [] and artifact_entries(home) == []
+
+
+def test_downloads_are_oldest_first_with_stable_indexes_and_wait_reports_the_finished_row(home, dl_env, outdir, pages,
+                                                                                         download_browser):
+    tag = os.path.basename(home)
+    first, second = f"first-{tag}.txt", f"second-{tag}.txt"
+    link = pages.url(f"/attachment?name={first}&content=one")
+    page = ok(home, dl_env, "open", pages.page(f'<a href="{link}">Get it</a>'))
+    ok(home, dl_env, "click", str(ref_of(page, "link", "Get it")))
+    # The wait ends when the download is finished and copied, with its 'bp downloads' row.
+    waited = ok(home, dl_env, "--timeout", "30000", "wait", "--download")["matched"]
+    assert set(waited) == {"index", "id", "fileName", "mimeType", "sizeBytes", "state", "createdAt", "expiresAt"}
+    assert (waited["index"], waited["fileName"], waited["state"], waited["sizeBytes"]) == (1, first, "completed", 3)
+    assert ok(home, dl_env, "downloads")["downloads"] == [waited]
+    _download(home, dl_env, pages, download_browser, second, "two!")
+    listed = ok(home, dl_env, "downloads")["downloads"]
+    # Oldest first, and "1" still means the first download after a second one arrived.
+    assert [(d["index"], d["fileName"]) for d in listed] == [(1, first), (2, second)]
+    assert ok(home, dl_env, "download", "1", "one.txt")["sizeBytes"] == 3
+    assert open(os.path.join(outdir, "one.txt")).read() == "one"
+
+
+@pytest.mark.parametrize("selector", ["report.csv", "0", "99999999999", "-1"])
+def test_a_download_selector_that_names_nothing_is_artifact_not_found(home, selector):
+    result = bp(home, "download", "--", selector)
+    assert result.code == "artifact_not_found", result
+    assert result.json["context"] == {"field": "selector"}

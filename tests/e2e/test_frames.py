@@ -95,3 +95,26 @@ def test_a_ref_in_a_frame_that_navigated_is_stale(home, connected, pages):
     assert result.rc != 0, result
     assert result.code == "stale_ref", result
     assert result.json["context"]["reason"] in ("frame_detached", "document_replaced"), result
+
+
+def test_a_selected_frame_steers_the_snapshot_and_changing_it_fails_old_refs(home, connected, pages):
+    same = pages.page(PRESS.format("Same inside"))
+    cross = pages.page(PRESS.format("Cross inside"), site="a")
+    url = pages.page(f"{PRESS.format('Top button')}<iframe name=same src='{same}' style='{FRAME_STYLE}'></iframe>"
+                     f"<iframe name=cross src='{cross}' style='{FRAME_STYLE}'></iframe>")
+    whole = bp(home, "open", url, env=connected).json
+    names = lambda observation: [e["name"] for e in observation["elements"]]  # noqa: E731
+    assert names(whole) == ["Top button", "Same inside", "Cross inside"]
+    frames = {f["name"]: f["index"] for f in bp(home, "frame", env=connected).json["frames"]}
+    assert bp(home, "frame", str(frames["same"]), env=connected).rc == 0
+    # The whole tab's refs are of another frame selection now.
+    stale = bp(home, "click", str(ref_of(whole, "button", "Top button")), env=connected)
+    assert stale.code == "stale_ref" and stale.json["context"]["reason"] == "frame_changed", stale
+    inside = bp(home, "snapshot", env=connected).json
+    assert names(inside) == ["Same inside"]
+    clicked = bp(home, "click", str(inside["elements"][0]["ref"]), env=connected).json
+    assert clicked["evidence"]["status"] == "verified", clicked["evidence"]
+    assert bp(home, "frame", str(frames["cross"]), env=connected).rc == 0
+    assert names(bp(home, "snapshot", env=connected).json) == ["Cross inside"]
+    assert bp(home, "frame", "0", env=connected).rc == 0
+    assert names(bp(home, "snapshot", env=connected).json) == ["Top button", "Same inside", "Cross inside"]

@@ -8,7 +8,7 @@ import signal
 import pytest
 
 from tests import helpers
-from tests.helpers import bp
+from tests.helpers import bp, ok
 
 
 def tabs(home, env, key):
@@ -321,3 +321,15 @@ def test_a_tab_that_becomes_ineligible_loses_its_mapping_but_stays_open(home, co
     assert snapshot.rc == 0, snapshot
     assert raw in chromium.pages()  # never closed
     chromium.close_tab(raw)
+
+
+def test_tabs_show_the_title_the_page_has_not_a_url_placeholder(home, connected, pages):
+    url = pages.page("<p>quarterly</p>", title="Quarterly-report")
+    ok(home, connected, "open", url)
+    row = [t for t in ok(home, connected, "tabs")["tabs"] if t["selected"]][0]
+    assert (row["url"], row["title"]) == (url, "Quarterly-report")
+    # Chrome announces no Target.targetInfoChanged for a title set later: it is read back.
+    ok(home, connected, "eval", "document.title = 'Renamed by the page'")
+    row = [t for t in ok(home, connected, "tabs")["tabs"] if t["selected"]][0]
+    assert row["title"] == "Renamed by the page"
+    assert ok(home, connected, "tab", str(row["index"]))["title"] == "Renamed by the page"

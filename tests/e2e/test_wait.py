@@ -22,9 +22,14 @@ def test_wait_url_after_a_delayed_navigation_is_a_case_insensitive_full_match(ho
     result = waited(home, connected, "--url", f"*TITLE=arrived-{name.upper()}")
     assert result["condition"] == "url"
     assert result["matched"]["url"] == target
-    assert set(result["matched"]) == {"url", "title"}
+    tab = [t for t in ok(home, connected, "tabs")["tabs"] if t["selected"]][0]
+    # The tab as the contract shows it: {title, url, origin, profileContextId}.
+    assert set(result["matched"]) == {"title", "url", "origin", "profileContextId"}
+    assert (result["matched"]["origin"], result["matched"]["profileContextId"]) == ("managed", tab["profileContextId"])
     # Full match: without '*' the pattern must be the whole URL; a part of it never matches.
-    assert ok(home, connected, "wait", "--url", target.upper())["matched"]["url"] == target
+    # Already loaded now: the title is the page's own, not a URL-like placeholder.
+    again = ok(home, connected, "wait", "--url", target.upper())["matched"]
+    assert (again["url"], again["title"]) == (target, f"Arrived-{name}")
     partial = bp(home, "--timeout", "600", "wait", "--url", f"title=arrived-{name}", env=connected)
     assert partial.code == "wait_timeout", partial
 
@@ -64,10 +69,11 @@ def test_wait_dialog_reports_the_pending_dialog(home, connected, pages):
     matched = result["matched"]
     assert result["condition"] == "dialog"
     assert matched["type"] == "alert" and matched["dialogId"].startswith("dialog-")
+    assert matched["message"] == "timer says hi"
     tab = [t for t in ok(home, connected, "tabs")["tabs"] if t["selected"]][0]
     assert matched["tabId"] == tab["targetId"]
-    # Still pending (never answered by waiting); the Agent answers it.
-    assert [d["dialogId"] for d in ok(home, connected, "dialogs")["dialogs"]] == [matched["dialogId"]]
+    # Still pending (never answered by waiting), and reported in full, as 'bp dialogs' lists it.
+    assert ok(home, connected, "dialogs")["dialogs"] == [matched]
     ok(home, connected, "dialog", matched["dialogId"], "--accept")
 
 
@@ -81,16 +87,19 @@ def test_wait_popup_opened_by_the_page_after_a_timer(home, connected, pages):
     matched = result["matched"]
     assert result["condition"] == "popup"
     assert matched["targetId"].startswith("tab-")
+    assert set(matched) == {"title", "url", "origin", "profileContextId", "index", "targetId"}
+    assert (matched["url"], matched["origin"]) == (popup_url, "managed_popup")
     rows = {t["targetId"]: t for t in ok(home, connected, "tabs")["tabs"]}
     assert matched["targetId"] in rows
     assert rows[matched["targetId"]]["origin"] == "managed_popup"
+    assert rows[matched["targetId"]]["index"] == matched["index"]
     assert helpers.wait_until(lambda: "late-popup" in bp(home, "tabs", env=connected).stdout)
     # Shown now (the result and 'bp tabs'): a second wait does not report the same popup.
     again = bp(home, "--timeout", "600", "wait", "--popup", env=connected)
     assert again.code == "wait_timeout", again
 
 
-def test_wait_download_reports_the_suggested_file_name(home, connected, pages, chromium):
+def test_wait_download_ends_with_the_downloads_row_of_a_refused_download(home, connected, pages, chromium):
     link = pages.url("/attachment?name=report-1.txt")
     page = ok(home, connected, "open", pages.page(f'<a href="{link}" download>Get the report</a>'))
     browser = helpers.BrowserSocket(chromium)
@@ -100,8 +109,12 @@ def test_wait_download_reports_the_suggested_file_name(home, connected, pages, c
         browser.call("Browser.setDownloadBehavior", {"behavior": "deny"})
         ok(home, connected, "click", str(ref_of(page, "link", "Get the report")))
         result = waited(home, connected, "--download")
-        assert result == {"ok": True, "condition": "download", "matched": {"fileName": "report-1.txt"},
-                          "elapsedMs": result["elapsedMs"], "timeoutMs": 30000}
+        listed = ok(home, connected, "downloads")["downloads"]
+        # Not its begin: its end, as 'bp downloads' lists it (a finished one: test_files.py).
+        assert [row["fileName"] for row in listed] == ["report-1.txt"]
+        assert result == {"ok": True, "condition": "download", "matched": listed[0], "elapsedMs": result["elapsedMs"],
+                          "timeoutMs": 30000}
+        assert listed[0]["state"] == "canceled"
         # Reported once: the next wait looks for another download.
         again = bp(home, "--timeout", "600", "wait", "--download", env=connected)
         assert again.code == "wait_timeout", again

@@ -47,7 +47,7 @@ def test_stale_locator_and_lock_of_a_sigkilled_broker_do_not_block_the_next_star
     assert os.path.exists(os.path.join(home, "broker.sock"))
 
     status = bp(home, "status", env=connected)
-    assert status.json["service"]["state"] == "stopped", status  # a dead broker is not "unresponsive"
+    assert status.json["service"]["state"] == "stopped", status  # a dead broker is not "unavailable"
 
     again = bp(home, "connect", env=connected)
     assert again.rc == 0, again
@@ -68,7 +68,8 @@ def test_sigstopped_broker_gets_unresponsive_remediation_and_stays_alive(home, c
 
         status = bp(home, "status", env=connected)
         assert status.rc == 0
-        assert status.json["service"]["state"] == "unresponsive"
+        assert status.json["service"]["state"] == "unavailable"  # the contract's word for it
+        assert status.json["session"] == {"state": "unavailable"}
         assert status.json["recovery"]["remediation"]["code"] == "restart_unresponsive_broker"
 
         assert psutil.Process(pid).status() == psutil.STATUS_STOPPED  # never signalled or replaced
@@ -83,7 +84,7 @@ def test_unresponsive_wait_never_exceeds_the_command_timeout(home, connected):
     os.kill(pid, signal.SIGSTOP)
     try:
         result = bp(home, "--timeout", "300", "status", env=connected)
-        assert result.json["service"]["state"] == "unresponsive"
+        assert result.json["service"]["state"] == "unavailable"
         # It waited the 300 ms it was given, not the 2 s health wait: so it only says that no
         # reply came (a broker is called unresponsive only after the whole health wait).
         assert result.json["recovery"]["remediation"]["code"] == "inspect_broker_state", result.json

@@ -129,3 +129,42 @@ def test_agent_for_refuses_without_a_browser_unless_told_not_to(world):
     with pytest.raises(BPError):
         routing.agent_for(world, SimpleNamespace(client="agent-one"))
     assert routing.agent_for(world, SimpleNamespace(client="agent-one"), require_browser=False).key == "agent-one"
+
+
+class CreatingConnection:
+    """The janitor creates the tab; Chrome reports it in `landed` (a fault: not where asked)."""
+
+    def __init__(self, landed):
+        self.landed = landed
+        self.closed = []
+        self.alive = True
+
+    def janitor_call(self, method, params, timeout_s):
+        assert method == "create"
+        return {"targetId": "raw-new"}
+
+    def cdp(self, method, params=None, timeout_s=None, **_):
+        if method == "Target.getTargetInfo":
+            return {"targetInfo": {"targetId": params["targetId"], "type": "page", "url": "about:blank", "title": "",
+                                   "browserContextId": self.landed}}
+        if method == "Target.closeTarget":
+            self.closed.append(params["targetId"])
+            return {"success": True}
+        raise AssertionError(method)
+
+
+def test_a_new_managed_tab_is_registered_with_the_context_read_back_and_refused_elsewhere(world):
+    request = SimpleNamespace(client="agent-one", remaining=lambda: 10.0)
+    agent = world.agent("agent-one")
+    world.targets.wait_gone = lambda ids, timeout_s: []
+    world.connection = world.browser.connection = CreatingConnection(landed="ctx-2")
+    world.browser.require = lambda: world.connection
+    with pytest.raises(BPError) as caught:
+        routing.create_managed(world, agent, request, "about:blank", None)  # routed to ctx-1
+    assert caught.value.code == "profile_context_unavailable"
+    assert world.connection.closed == ["raw-new"] and "raw-new" not in agent.managed_targets
+    assert agent.selected is None
+    world.connection.landed = "ctx-1"
+    assert routing.create_managed(world, agent, request, "about:blank", None) == "raw-new"
+    assert world.targets.info("raw-new")["browserContextId"] == "ctx-1"
+    assert agent.managed_targets["raw-new"] == agent.generation
