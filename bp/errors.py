@@ -77,6 +77,7 @@ REMEDIATIONS = {
     "inspect_command_before_retry": "Inspect the current tab state (or 'bp command <id>') before deciding whether to retry.",
     "relist_profile_contexts": "Run 'bp profiles' to list the current profile contexts.",
     "reload_or_close_tab": "The tab's page crashed or stopped answering: reload it with 'bp open <url>' or close it with 'bp close'.",
+    "policy_forbids": "The person's policy forbids it; only the person can change the policy (and restart the service).",
     "fix_private_state": "Fix the ownership/permissions of the named path (owner-only, no symlink), or choose another BROWSER_PILOT_HOME.",
 }
 

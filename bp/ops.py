@@ -122,6 +122,10 @@ OP_AUTH_CLEAR = _op("auth.clear", "EmptyArgs", capability="auth.manage", mutatin
 OP_CONSOLE = _op("console", "ConsoleArgs", capability="event.read")
 OP_ERRORS = _op("errors", "ConsoleArgs", capability="event.read")
 
+# --- policy and audit: cli/commands/policy.py, broker/handlers/policy.py -------------------------
+OP_POLICY = _op("policy", "EmptyArgs", capability="browser.discovery", recorded=False, long=False)
+OP_AUDIT = _op("audit", "AuditArgs", capability="event.read", recorded=False, long=False)
+
 # --- batches and emulation: cli/commands/batch.py + emulate.py, broker/handlers/batch.py + emulate.py -
 # A batch runs each step through that step's own handler (its own record and capability checks);
 # its own capability is that of the actions it is made for.

@@ -141,6 +141,15 @@ class CommandsArgs(Schema):
     status = fields.List(fields.String(validate=validate.OneOf(COMMAND_STATUSES)), validate=validate.Length(max=6))
 
 
+class AuditArgs(Schema):
+    class Meta:
+        unknown = RAISE
+
+    limit = fields.Integer(strict=True, validate=validate.Range(min=1, max=1000))
+    after = fields.String(validate=validate.Regexp(r"^(?:audit-)?[0-9]{1,12}$"))
+    verify = fields.Boolean()
+
+
 class CommandArgs(Schema):
     class Meta:
         unknown = RAISE

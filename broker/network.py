@@ -274,8 +274,8 @@ class Hub:
     def release_key(self, key):
         with self.lock:
             gone = self.states.pop(key, None)
-        if gone is not None and (gone.rules or gone.auth):
-            self.sync_all()
+        if (gone is not None and (gone.rules or gone.auth)) or _policy(self.broker).bounds:
+            self.sync_all()  # its tabs are nobody's now: their interception goes
 
     def _owner_state(self, session):
         """The KeyState of the live Agent holding this session's tab, or None."""
@@ -336,7 +336,11 @@ class Hub:
             self._send(session, "Runtime.enable", None)
         want = None
         if state is not None and (state.rules or state.auth):
-            want = ("on", bool(state.auth))
+            want = (RULE_PATTERNS, bool(state.auth))  # every request: bounds are checked first
+        else:
+            bounds = self.bounds_patterns(session)
+            if bounds is not None:
+                want = (bounds, False)
         if getattr(session, "fetch_state", None) == want or not session.alive:
             return
         session.fetch_state = want
@@ -344,10 +348,118 @@ class Hub:
             if want is None:
                 session.send_nowait("Fetch.disable")
             else:
-                session.send_nowait("Fetch.enable", {"patterns": [{"urlPattern": "*", "requestStage": "Request"}],
-                                                     "handleAuthRequests": want[1]})
+                # One Fetch.enable per session with the union of what bounds and rules need.
+                session.send_nowait("Fetch.enable", {"patterns": [dict(p) for p in want[0]], "handleAuthRequests": want[1]})
         except BPError:
             session.fetch_state = None
+
+    # --- navigation bounds (bp/policy.py, origins) ------------------------------------------------
+
+    def bounds_patterns(self, session):
+        """What the person's navigation bounds need intercepted on this session, or None: the
+        documents of a tab someone holds (all its requests with origins.subresources), nothing
+        on a tab nobody holds."""
+        rules = _policy(self.broker)
+        if not rules.bounds or self._holder(session) is None:
+            return None
+        if rules.subresources:
+            return RULE_PATTERNS
+        if getattr(session, "tab_raw_id", None) is not None:
+            return None  # an out-of-process iframe: its documents are not top-level navigations
+        return DOCUMENT_PATTERNS
+
+    def _holder(self, session):
+        """The key of the live Agent holding this session's tab (managed, popup, controlled)."""
+        broker = self.broker
+        try:
+            raw = getattr(session, "tab_raw_id", None) or session.raw_id
+            key, _ = broker.agents.owner(raw, broker.browser.popups())
+        except Exception:
+            return None
+        return key if key and broker.agents.get(key) is not None else None
+
+    def _out_of_bounds(self, session, params):
+        """The origin a paused request would reach against the bounds, or None when it may go."""
+        rules = _policy(self.broker)
+        if not rules.bounds:
+            return None
+        request = params.get("request") or {}
+        top_level = (params.get("resourceType") == "Document" and getattr(session, "tab_raw_id", None) is None
+                     and params.get("frameId") == session.raw_id)
+        if not (top_level or rules.subresources):
+            return None
+        if (not getattr(session, "guard", False)) and self._holder(session) is None:
+            return None
+        url = str(request.get("url") or "")
+        if rules.url_allowed(url):
+            return None
+        from bp import policy
+
+        return policy.origin_of(url)
+
+    def _blocked(self, session, origin):
+        """Remember a stopped navigation where the action that caused it will look: the tab, or
+        for a popup the tab that opened it."""
+        log.info("a navigation outside the policy's bounds was stopped")
+        sessions = [session]
+        opener = getattr(session, "opener_raw", None)
+        if opener:
+            sessions += [s for s in list(session.targets.sessions.values())
+                         if getattr(s, "raw_id", None) == opener and not getattr(s, "guard", False)]
+        for target in sessions:
+            target.blocked_navigations = getattr(target, "blocked_navigations", 0) + 1
+            target.blocked_origin = origin
+
+    def _guard_done(self, session, params):
+        if getattr(session, "one_shot", False) and params.get("resourceType") == "Document" \
+                and params.get("frameId") == session.raw_id:
+            session.one_shot = False
+            self._send(session.conn, "Target.detachFromTarget", {"sessionId": session.session_id})
+
+    def guard_popups(self, conn):
+        """With navigation bounds in force, every new tab waits (waitForDebuggerOnStart) until
+        the broker has seen whether it is a popup of a held tab: a popup's first navigation
+        starts in its own target, out of reach of its opener's interception. A popup of a held
+        tab gets interception before it runs; any other new tab is let go at once, untouched."""
+        if not _policy(self.broker).bounds or getattr(conn, "popups_guarded", False):
+            return
+        conn.popups_guarded = True
+        self.broker.browser.targets.on_attached = self.attached
+        conn.send_nowait("Target.setAutoAttach", {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True,
+                                                  "filter": [{"type": "page", "exclude": False}]})
+
+    def attached(self, params):
+        """Browser-level Target.attachedToTarget (relay thread)."""
+        conn = self.broker.browser.connection
+        session_id = params.get("sessionId")
+        info = params.get("targetInfo") or {}
+        if conn is None or not session_id or not params.get("waitingForDebugger"):
+            return  # an explicit attach (a TabSession's) or a tab that existed before: not ours to judge
+        held = False
+        try:
+            opener = info.get("openerId")
+            kind = None
+            if opener:
+                key, kind = self.broker.agents.owner(opener, self.broker.browser.popups())
+                held = bool(key) and self.broker.agents.get(key) is not None
+            if held:
+                guard = PopupGuard(conn, self.broker.browser.targets, session_id, info.get("targetId"), opener)
+                # A popup of a controlled user tab is a user tab again once its first document is
+                # judged (BR-25): the guard leaves then. A managed tab's popup stays held.
+                guard.one_shot = kind == "user_tab"
+                guard.listeners.append(self.listener)
+                self.broker.browser.targets.sessions[session_id] = guard
+                patterns = RULE_PATTERNS if _policy(self.broker).subresources else DOCUMENT_PATTERNS
+                conn.send_nowait("Fetch.enable", {"patterns": [dict(p) for p in patterns]}, session_id=session_id)
+        except Exception:  # whatever went wrong, the new tab must not stay paused
+            log.exception("the popup guard could not judge a new tab")
+            held = False
+        try:
+            conn.send_nowait("Runtime.runIfWaitingForDebugger", None, session_id=session_id)
+            if not held:
+                conn.send_nowait("Target.detachFromTarget", {"sessionId": session_id})
+        except BPError:
+            pass
 
     def sync_tree(self, session):
         """sync for the tab's session and the out-of-process iframes under it."""
@@ -455,6 +567,16 @@ class Hub:
             return
         if params.get("responseStatusCode") is not None or params.get("responseErrorReason"):
             self._send(session, "Fetch.continueRequest", {"requestId": request_id})
+            return
+        outside = self._out_of_bounds(session, params)
+        if outside is not None:  # the person's bounds come before any Agent's rule
+            self._send(session, "Fetch.failRequest", {"requestId": request_id, "errorReason": "BlockedByClient"})
+            self._blocked(session, outside)
+            self._guard_done(session, params)
+            return
+        if getattr(session, "guard", False):  # a popup guard checks bounds only; rules run on the tab's own session
+            self._send(session, "Fetch.continueRequest", {"requestId": request_id})
+            self._guard_done(session, params)
             return
         request = params.get("request") or {}
         url = str(request.get("url") or "")
@@ -575,6 +697,37 @@ def _remote_text(arg):
     return str(arg.get("description") or arg.get("type") or "")
 
 
+RULE_PATTERNS = ({"urlPattern": "*", "requestStage": "Request"},)
+DOCUMENT_PATTERNS = ({"urlPattern": "*", "resourceType": "Document", "requestStage": "Request"},)
+
+
+class PopupGuard:
+    """Our auto-attached session of a popup a held tab opened: only Fetch (navigation bounds)
+    runs on it, from before its first request, for as long as the popup lives."""
+
+    guard = True
+
+    def __init__(self, conn, targets, session_id, raw_id, opener_raw):
+        self.conn, self.targets, self.session_id = conn, targets, session_id
+        self.raw_id, self.opener_raw = raw_id, opener_raw
+        self.listeners = []
+        self.alive = True
+
+    def send_nowait(self, method, params=None):
+        self.conn.send_nowait(method, params, session_id=self.session_id)
+
+    def call(self, method, params=None, timeout_s=10.0, abort=None):
+        return self.conn.cdp(method, params, session_id=self.session_id, timeout_s=timeout_s, abort=abort)
+
+    def deliver(self, method, params):
+        for listener in self.listeners:
+            if listener(self, method, params):
+                return
+
+    def detached(self):
+        self.alive = False
+
+
 def choose(rules, url):
     """Deterministic precedence: block > mock > headers; within a kind the most recently added
     rule wins (headers rules all apply, later ones overriding the same header)."""
@@ -622,6 +775,29 @@ def on_use(browser, session):
         found.sync_tree(session)
     except Exception:  # never let bookkeeping break the tab's command
         log.exception("network sync of a tab failed")
+
+
+def _policy(broker):
+    """The person's policy in force (bp/policy.py); none on a broker built without one (tests)."""
+    found = getattr(broker, "policy", None)
+    if found is None:
+        from bp.policy import Policy
+
+        found = Policy.none()
+    return found
+
+
+def resync(broker, raw):
+    """A tab changed hands (released, or another one taken instead): its interception follows."""
+    found = getattr(broker, "network_hub", None)
+    if found is None:
+        return
+    for candidate, session in broker.browser.workers.sessions():
+        if candidate == raw and hasattr(session, "fetch_state"):
+            try:
+                found.sync_tree(session)
+            except Exception:
+                log.exception("network sync of a released tab failed")
 
 
 def release_key(broker, key):

@@ -133,6 +133,7 @@ def _observed(tab, action):
     from bp.errors import BPError
     from broker import observe
 
+    blocked_before = getattr(tab.session, "blocked_navigations", 0)
     evidence = action(tab)
     if tab.session.dialog is not None:
         # A JavaScript dialog blocks the page: answer with the evidence, not a hung observation.
@@ -151,9 +152,18 @@ def _observed(tab, action):
                     "dialog": dialogs.brief(tab.session)}
         raise BPError("unknown_outcome", f"The {name} was dispatched but the page could not be observed after it.",
                       context={"action": name, "reason": exc.code, "evidence": evidence}) from None
+    _navigation_blocked(tab.session, blocked_before, evidence)
     result["evidence"] = evidence
     _watchdog(tab.agent, tab.raw, evidence, result)
     return result
+
+
+def _navigation_blocked(session, before, evidence):
+    """The person's navigation bounds stopped a navigation this action caused (a link, a form,
+    a redirect, a location change or a popup): the request never left the browser."""
+    if getattr(session, "blocked_navigations", 0) > before:
+        evidence["navigationBlocked"] = {"code": "navigation_blocked", "origin": session.blocked_origin}
+        evidence["effects"] = sorted(set(evidence.get("effects") or ()) | {"navigation_blocked"})
 
 
 STREAK = 3  # consecutive actions without progress on one tab before the watchdog hint

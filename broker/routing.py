@@ -80,13 +80,33 @@ def find_tab(broker, agent, selector):
     return rows[selector - 1][0]
 
 
+def check_bounds(broker, raw, op="tab"):
+    """Taking control of a user tab whose page is outside the person's navigation bounds is
+    refused (capability_denied); managed tabs never get there (broker/network.py)."""
+    rules = getattr(broker, "policy", None)
+    if rules is None or not rules.bounds:
+        return
+    holder, origin = broker.agents.owner(raw, broker.browser.popups())
+    if origin != "user_tab":
+        return
+    url = (broker.browser.targets.info(raw) or {}).get("url") or ""
+    if not rules.url_allowed(url):
+        from bp import policy
+
+        raise policy.navigation_denied(op, url, reason="tab_outside_bounds")
+
+
 def select(broker, agent, raw):
     """Select and control raw for this Agent (target_busy if another Agent holds it). The
     previously selected user tab is released: an Agent holds one user tab at a time."""
+    check_bounds(broker, raw)
     origin = broker.agents.acquire(agent, raw, broker.browser.popups())
     previous = agent.selected
     if previous is not None and previous != raw and previous in agent.controlled:
         broker.agents.release(agent, previous)
+        from broker import network
+
+        network.resync(broker, previous)  # nobody holds it now: nothing of ours stays on it
     agent.selected = raw
     info = broker.browser.targets.info(raw)
     if info and info.get("browserContextId"):
@@ -103,6 +123,7 @@ def selected_tab(broker, agent, request, *, create=True):
     if agent.selected is not None:
         info = targets.info(agent.selected)
         if info is not None and eligible(info):
+            check_bounds(broker, agent.selected, request.op)  # the page may have left the bounds since
             broker.agents.acquire(agent, agent.selected, broker.browser.popups())
             return agent.selected
         if info is not None:

@@ -20,9 +20,9 @@ import zmq
 from marshmallow import ValidationError
 
 import bp
-from bp import identity, locator, ops, paths, protocol, schemas, text
+from bp import identity, locator, ops, paths, policy, protocol, schemas, text
 from bp.errors import BPError, failure, invalid_argument
-from broker import commands, handlers  # noqa: F401  (registers the handlers)
+from broker import audit, commands, handlers  # noqa: F401  (registers the handlers)
 from broker.agents import Agents
 from broker.browser import Browser
 from broker.registry import HANDLERS, Request, check_complete
@@ -38,9 +38,12 @@ check_complete()  # every declared operation has a handler, and (bp.schemas) an 
 
 
 class Broker:
-    def __init__(self, home_dir, run_dir):
+    def __init__(self, home_dir, run_dir, policy_in_force=None):
         self.home_dir = home_dir
         self.run_dir = run_dir
+        # The person's launch-time policy (bp/policy.py): fixed for the broker's life.
+        self.policy = policy_in_force or policy.Policy.none()
+        self.journal = None  # the audit journal (broker/audit.py), opened by main()
         self.ctx = zmq.Context()
         self.started_at = time.time()
         self.process = identity.own_identity()
@@ -220,6 +223,7 @@ class Broker:
         try:
             request = self.parse(payload)
             entry = HANDLERS[request.op]
+            self.check_policy(request)
         except BPError as exc:
             front.send_multipart(route + [self.encode(exc.envelope())])
             return
@@ -228,14 +232,56 @@ class Broker:
                 known = self.accept(request)
             except BPError as exc:
                 known = exc.envelope()
+                self.audit(request, known)
             if known is not None:
                 front.send_multipart(route + [self.encode(known)])
                 return
+        if request.op in protocol.MUTATING and self.journal is not None:
+            request.audit_origin = self._target_origin(request)  # where it aimed, before it ran
         if entry.inline:
             front.send_multipart(route + [self.encode(self.run(entry.fn, request))])
             self._after_reply(request)
         else:
             self._pool.submit(self._run_threaded, route, entry.fn, request)
+
+    def check_policy(self, request):
+        """capability_denied, before anything reaches the browser, for an operation the person's
+        policy removes (for every key, or for keys matching a pattern); a bp open to an origin
+        outside the navigation bounds likewise. Both are journaled when the op is mutating."""
+        rules = self.policy
+        if not rules.in_force:
+            return
+        denied_by = rules.denied(request.client, request.op)
+        error = None
+        if denied_by is not None:
+            error = policy.capability_denied(request.op, denied_by)
+        elif request.op == ops.OP_OPEN and not rules.url_allowed(request.args.get("url", "")):
+            error = policy.navigation_denied(request.op, request.args["url"])
+        if error is not None:
+            self.audit(request, error.envelope())
+            raise error
+
+    def audit(self, request, reply):
+        """One journal line for a mutating command's outcome (accepted and finished, or denied)."""
+        if self.journal is None or request.op not in protocol.MUTATING:
+            return
+        self.journal.append(key=request.client, operation=request.op, capability=ops.OPS[request.op].capability,
+                            origin=getattr(request, "audit_origin", None) or self._target_origin(request),
+                            command_id=request.command_id,
+                            outcome="ok" if reply.get("ok") else str(reply.get("code")))
+
+    def _target_origin(self, request):
+        """The origin the command aimed at: bp open's URL, else the Agent's selected tab (origin
+        only, never the URL's path, query or credentials)."""
+        url = request.args.get("url") if request.op == ops.OP_OPEN else None
+        if url is None and ops.OPS[request.op].runs != ops.TAB and request.op not in (ops.OP_CLOSE, ops.OP_UPLOAD):
+            return None  # not aimed at a tab (connect, net rules, auth)
+        if url is None:
+            agent = self.agents.get(request.client)
+            raw = agent.selected if agent is not None else None
+            info = self.browser.targets.info(raw) if raw else None
+            url = (info or {}).get("url")
+        return policy.origin_of(url) if url else None
 
     def accept(self, request):
         """Create the command record; or, for a --request-id seen before, answer from its record
@@ -276,6 +322,8 @@ class Broker:
         except Exception:  # a reply is always sent: a dropped one reads as a dead broker to the CLI
             log.exception("request %s failed after its handler", request.op)
             reply = failure("internal_error", "The Browser Pilot service failed on this request; see its log.")
+        if not reply.get("recovered"):
+            self.audit(request, reply)
         reply = self.encode(reply)
         push = getattr(self._local, "push", None)
         if push is None:
@@ -376,6 +424,18 @@ class Broker:
         return closed
 
 
+STARTUP_ERROR_NAME = "startup-error.json"
+
+
+def _startup_failed(home_dir, exc):
+    """Leave the reason the service did not start for the CLI that started it (cli/startup.py)."""
+    try:
+        paths.replace_private_file(os.path.join(home_dir, "logs", STARTUP_ERROR_NAME),
+                                   json.dumps(exc.envelope()).encode())
+    except OSError:
+        log.exception("could not record why the service did not start")
+
+
 def _too_deep():
     return invalid_argument("request", f"The request nests deeper than {protocol.MAX_REQUEST_DEPTH} levels.",
                             maxDepth=protocol.MAX_REQUEST_DEPTH)
@@ -411,10 +471,35 @@ def main():
     from bp.logs import setup_broker_logging
 
     setup_broker_logging(home_dir)
-    broker = Broker(home_dir, run_dir)
+    try:
+        # Fail closed: a policy file that is there but unsafe or invalid stops the service; the
+        # `bp connect` that started it reports this error (cli/startup.py reads it back).
+        rules = policy.load(home_dir)
+    except BPError as exc:
+        log.error("refusing to start: the policy file is unusable (%s)", exc.code)
+        _startup_failed(home_dir, exc)
+        logging.shutdown()
+        return 4
+    except OSError as exc:
+        log.error("refusing to start: the policy file cannot be read (%s)", type(exc).__name__)
+        _startup_failed(home_dir, BPError("unsafe_state", "The policy file cannot be read.",
+                                          context={"path": policy.path_for(home_dir)[0], "reason": type(exc).__name__}))
+        logging.shutdown()
+        return 4
+    broker = Broker(home_dir, run_dir, rules)
     if not broker.claim_ownership():
         log.error("another broker holds the owner lock; exiting")
         return 3
+    try:
+        broker.journal = audit.Journal(home_dir)
+    except (BPError, OSError) as exc:
+        log.error("refusing to start: the audit journal cannot be opened (%s)", getattr(exc, "code", type(exc).__name__))
+        _startup_failed(home_dir, exc if isinstance(exc, BPError) else BPError(
+            "unsafe_state", "The audit journal cannot be opened.", context={"path": os.path.join(home_dir, audit.DIR_NAME)}))
+        logging.shutdown()
+        return 4
+    if rules.in_force:
+        log.info("policy in force: %s (%s)", rules.path, rules.digest)
     broker.remove_stale_janitor_sockets()
     # A logout or a closing terminal (SIGHUP) stops the broker the orderly way too: its
     # janitor, which ignores these signals, closes the managed tabs on the pipe's EOF.

@@ -44,6 +44,7 @@ class Targets:
         self.internal = set()  # raw ids of Browser Pilot's temporary pages
         self.on_destroyed = []  # callbacks(raw id)
         self.on_download = None  # callback(method, params, raw tab id or None): broker/downloads.py
+        self.on_attached = None  # callback(params) for browser-level auto-attach (broker/network.py popup guard)
         self.overflow = False
         # raw target id -> {"reason": "renderer_crashed" | "unresponsive", "at": ms}: tabs whose
         # renderer cannot answer; commands on them fail at once with target_crashed.
@@ -67,6 +68,15 @@ class Targets:
                     if getattr(tab, "raw_id", None) == frame_id and hasattr(tab, "mark"):
                         tab.deliver(method, message.get("params") or {})
                         break
+        if method == "Target.attachedToTarget" and self.on_attached is not None:
+            message = text.loads(raw)
+            if "sessionId" not in message:  # browser level: a new tab waiting for the popup guard
+                self.on_attached(message.get("params") or {})
+                return
+            session = self.sessions.get(message.get("sessionId"))
+            if session is not None:
+                session.deliver(method, message.get("params") or {})
+            return
         if method.startswith("Target.") and b'"sessionId"' not in raw[-160:]:
             message = text.loads(raw)
             self.apply(method, message.get("params") or {})

@@ -58,6 +58,8 @@ COMMANDS = {
     "console": ("cli.commands.browser_data", "console"),
     "errors": ("cli.commands.browser_data", "errors"),
     "completion": ("cli.commands.completion", "completion"),
+    "policy": ("cli.commands.policy", "policy"),
+    "audit": ("cli.commands.policy", "audit"),
     "batch": ("cli.commands.batch", "batch"),
     "emulate": ("cli.commands.emulate", "emulate"),
 }

@@ -55,6 +55,7 @@ def ensure_broker(settings):
                 raise client.unresponsive_error()
         if record:
             paths.unlink_if_same(locator.locator_path(home_dir), ident)  # a dead broker's claim
+        _forget_startup_error(home_dir)
         proc = _spawn(home_dir)
         start_deadline = min(deadline, time.monotonic() + START_WAIT_S)
         while time.monotonic() < start_deadline:
@@ -67,8 +68,40 @@ def ensure_broker(settings):
             # Still starting (a busy machine, a short --timeout): it carries on, detached.
             raise disconnected("The Browser Pilot service is still starting; run the command again.",
                                remediation_code="inspect_broker_startup", context={"reason": "starting"})
+        refused = _startup_error(home_dir)
+        if refused is not None:
+            raise refused  # e.g. its policy file is unsafe or invalid: the service refused to start
         raise disconnected("The Browser Pilot service did not start.", remediation_code="inspect_broker_startup",
                            context={"exitCode": proc.poll()})
+
+
+STARTUP_ERROR_NAME = "startup-error.json"  # written by broker/server.py when it refuses to start
+
+
+def _forget_startup_error(home_dir):
+    try:
+        os.unlink(os.path.join(home_dir, "logs", STARTUP_ERROR_NAME))
+    except FileNotFoundError:
+        pass
+
+
+def _startup_error(home_dir):
+    """The BPError the broker recorded as it refused to start, or None."""
+    import json
+
+    try:
+        raw = paths.read_private_file(os.path.join(home_dir, "logs", STARTUP_ERROR_NAME))
+        reply = json.loads(raw) if raw else None
+    except (BPError, OSError, ValueError):
+        return None
+    if not isinstance(reply, dict) or reply.get("ok") is not False or not isinstance(reply.get("code"), str):
+        return None
+    try:
+        return BPError(reply["code"], str(reply.get("error") or "The Browser Pilot service refused to start."),
+                       retryable=reply.get("retryable"), context=reply.get("context"),
+                       remediation=reply.get("remediation"))
+    except ValueError:
+        return None
 
 
 def _spawn(home_dir):

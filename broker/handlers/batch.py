@@ -40,9 +40,22 @@ def _step_record(broker, batch, request):
 
 
 def run_step(broker, request):
-    """One step, as the broker runs a single command of this op (its handler and every check the
-    registry applies to it); the reply envelope as a single command would get it."""
+    """One step, as the broker runs a single command of this op: the dispatch-time checks of
+    Broker.dispatch (the person's policy: capability_denied, navigation bounds), then its
+    handler; the reply envelope as a single command would get it."""
+    check = getattr(broker, "check_policy", None)
+    if check is not None:
+        try:
+            check(request)  # a denied step is journaled there, and never reaches the browser
+        except BPError as exc:
+            return exc.envelope()
     return broker.run(HANDLERS[request.op].fn, request)
+
+
+def _audit(broker, request, reply):
+    audit = getattr(broker, "audit", None)
+    if audit is not None:
+        audit(request, reply)  # one audit line per mutating step, as for a single command
 
 
 def _entry(step, reply, command_id):
@@ -92,10 +105,16 @@ def batch(broker, request):
         else:
             sub = _step_request(request, index, step, deadline)
             sub.record = _step_record(broker, request, sub)
+            if getattr(broker, "journal", None) is not None and sub.op in protocol.MUTATING:
+                sub.audit_origin = broker._target_origin(sub)  # where it aimed, before it ran
             command_id = sub.command_id
+            denied = False
             with commands.bound(sub.record):
                 reply = run_step(broker, sub)
+                denied = reply.get("code") == "capability_denied"
             reply = sub.record.finish(reply)
+            if not denied:  # a denial is journaled by the check itself
+                _audit(broker, sub, reply)
         out.append(_entry(step, reply, command_id))
         if not reply.get("ok"):
             stopped = index

@@ -56,6 +56,7 @@ def status(broker, request):
         "browser": broker.browser.summary(),
         "session": _session(broker, agent),
         "commands": _recovery_commands(broker, request.client),
+        "policy": broker.policy.describe(),  # the person's launch-time policy (bp policy)
     }
     if broker.browser.ready:
         result["recovery"] = _command_recovery(result["commands"])
@@ -150,6 +151,7 @@ def connect(broker, request):
 
     network.hub(broker)  # network journal of the tabs attached from now on
     conn = broker.browser.connect(request.args.get("browser"), wait_s=max(0.05, request.remaining() - 0.25))
+    network.hub(broker).guard_popups(conn)  # navigation bounds reach popups of held tabs (policy origins)
     if request.record is not None:
         # The connection this command made is its own: its record follows it, not the one before.
         request.record.generation = conn.generation

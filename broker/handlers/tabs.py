@@ -34,6 +34,9 @@ def tab(broker, request):
 
         emulation.clear(broker.browser, [raw])  # released: the tab is no longer emulated
         broker.agents.release(agent, raw)
+        from broker import network
+
+        network.resync(broker, raw)  # nobody holds it now: nothing of ours stays on it
         if agent.selected == raw:
             agent.selected = None
         return {"released": True, "index": row["index"] if row else None, "targetId": agent.opaque_id(raw)}
@@ -59,7 +62,13 @@ def _tab_to_open(broker, agent, request):
 @handler(protocol.OP_OPEN, pick=_tab_to_open, reloads=True)
 def open_url(tab):
     session = tab.session
+    blocked_before = getattr(session, "blocked_navigations", 0)
     result = session.navigate(tab.args["url"], timeout_s=tab.remaining(floor=1.5) - 0.5)
+    if getattr(session, "blocked_navigations", 0) > blocked_before:
+        # A redirect out of the person's bounds: stopped in the browser (bp/policy.py).
+        from bp import policy
+
+        raise policy.navigation_denied(protocol.OP_OPEN, session.blocked_origin, reason="redirect_blocked")
     observation = None
     if not result.get("dialog"):
         try:

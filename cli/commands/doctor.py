@@ -272,6 +272,23 @@ def _logs(home_dir):
     return info
 
 
+def _policy(home_dir, problems):
+    """The policy file the next service start reads (bp/policy.py): passive, and an unusable
+    one is a problem, since the service refuses to start on it."""
+    from bp import policy
+
+    try:
+        rules = policy.load(home_dir)
+    except BPError as exc:
+        _from_error(problems, "policy", exc)
+        return {"state": "unusable", "code": exc.code, "path": (exc.context or {}).get("path"),
+                "field": (exc.context or {}).get("field")}
+    except OSError as exc:
+        _problem(problems, "policy", f"The policy file cannot be read ({type(exc).__name__}).")
+        return {"state": "unreadable"}
+    return dict(rules.describe(), state="in_force" if rules.in_force else "absent")
+
+
 def diagnose(settings):
     from cli import client
 
@@ -293,6 +310,7 @@ def diagnose(settings):
         result["browsers"], result["recovery"] = _browsers(home_dir, settings, result["service"], problems)
     else:
         result["browsers"], result["recovery"] = [], None
+    result["policy"] = _policy(home_dir, problems) if home_dir else {"state": "unchecked"}
     result["chromium"] = _chromium(problems)
     result["logs"] = _logs(home_dir) if home_dir else {"state": "unchecked"}
     result["problems"] = problems
@@ -325,6 +343,9 @@ def _render(r):
     lines.append(f"browsers: {len(r['browsers'])}")
     for c in r["browsers"]:
         lines.append(f"  {c['id']}: {c['state']}" + (f" -> {c['remediation']['message']}" if c.get("remediation") else ""))
+    pol = r.get("policy") or {}
+    lines.append(f"policy: {escape(pol.get('path'))} [{pol.get('state')}"
+                 + (f", {pol['digest']}" if pol.get("digest") else "") + "]")
     chrome = r["chromium"]
     lines.append(f"chromium executable: {escape(chrome['executable']) if chrome.get('executable') else 'not found'}")
     logs = r["logs"]

@@ -53,6 +53,10 @@ def _render_status(r):
         lines.append(f"browser: {b['state']}")
     s = r.get("session", {})
     lines.append(f"session: {s.get('state')}" + (f", {s['managedTabs']} managed tab(s)" if "managedTabs" in s else ""))
+    policy = r.get("policy")
+    if policy:
+        lines.append(f"policy: {escape(policy['path'])} {policy['digest']}" if policy.get("inForce")
+                     else "policy: none (everything allowed)")
     rec = r.get("recovery", {})
     if rec.get("required"):
         lines.append(f"next: {escape(rec.get('action') or rec.get('remediation', {}).get('message'))}")

@@ -180,3 +180,22 @@ def test_cancelling_the_batch_stops_its_running_step_and_sends_no_further_one(ho
     assert context["stoppedAt"] == 0 and context["steps"][0]["error"]["code"] == "command_cancelled"
     assert len(context["steps"]) == 1 and context["completed"] == 0
     assert ok(home, connected, "eval", "document.getElementById('out').textContent")["value"] == "nothing"
+
+
+def test_each_step_goes_through_the_policy_check_of_its_own_op(home, env_for, pages):
+    from tests.e2e.test_policy import start
+
+    env = start(home, env_for, {"version": 1, "deny": ["developer.eval"]})
+    marker = os.urandom(4).hex()
+    observation = ok(home, env, "open", pages.page(FORM))
+    steps = [{"cmd": "type", "args": [ref_of(observation, "textbox", "Title"), "allowed"]},
+             {"cmd": "eval", "args": [f"fetch('/html?id=eval-{marker}')"]},
+             {"cmd": "click", "args": [ref_of(observation, "button", "Save")]}]
+    result = run_batch(home, env, steps)
+    assert result.rc == 1, result
+    reply = result.json
+    assert reply["completed"] == 1 and reply["stoppedAt"] == 1, reply
+    error = reply["steps"][1]["error"]
+    assert error["code"] == "capability_denied" and error["context"]["operation"] == "eval", error
+    assert not any(f"eval-{marker}" in path for path, _, _ in pages.log)  # the script never ran
+    assert ok(home, env, "read", "#out")["text"].strip() == "nothing"  # the click after it neither
