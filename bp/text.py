@@ -56,8 +56,8 @@ def clean_data(value):
 
 def loads(raw):
     """json.loads of text from outside (a CDP reply, say) whose strings are safe to encode."""
-    import json
+    from bp import fastjson  # the broker's decoder: orjson where it reads the same
 
-    value = json.loads(raw)
+    value = fastjson.loads(raw)
     probe = raw if isinstance(raw, bytes) else raw.encode("utf-8", "surrogatepass")
     return clean_data(value) if _MAY_HOLD_SURROGATES.search(probe) else value

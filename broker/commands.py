@@ -21,11 +21,20 @@ import json
 import threading
 import time
 
+from bp import fastjson
 from bp.errors import BPError, disconnected
 
 MAX_RECORDS_PER_AGENT = 256
 RECORD_TTL_S = 30 * 60.0  # finished records older than this are dropped
 MAX_RESULT_BYTES = 256 * 1024  # a bigger result is recorded as a summary only
+
+
+def _size(reply):
+    """The reply's size in bytes as the broker sends it (compact UTF-8 JSON)."""
+    try:
+        return len(fastjson.compact(reply))
+    except UnicodeEncodeError:  # lone surrogates, replaced on the way out
+        return len(json.dumps(reply, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "replace"))
 ACTIVE = ("accepted", "dispatched")
 
 # CDP methods that change the page or the browser: the first one sent marks the command dispatched.
@@ -158,7 +167,7 @@ class Record:
                 self.status = "completed"
             self.error_code = code
             self.completed_at = _now_ms()
-            encoded = len(json.dumps(reply, ensure_ascii=False))
+            encoded = _size(reply)
             self.reply = reply if encoded <= MAX_RESULT_BYTES else {
                 "ok": reply.get("ok", False), "resultOmitted": True, "code": code, "sizeBytes": encoded}
         self.done.set()

@@ -17,6 +17,7 @@ import os
 import time
 from importlib import resources
 
+from bp import fastjson
 from bp.errors import BPError
 
 MAX_LIMIT = 10_000
@@ -412,7 +413,7 @@ def observe(broker, agent, raw, session, limit, timeout_s=15.0, diff=False):
         out["profileContextId"] = profile[0]
     for ref, (element, _, _) in enumerate(rows, start=1):
         out["elements"].append({"ref": ref, **element})
-    size = _size(out)
+    size = 0 if fastjson.size_within(out, MAX_BYTES) else _size(out)
     while size > MAX_BYTES and out["elements"]:  # meet the byte budget by cutting, with a reason
         dropped = out["elements"].pop()
         size -= _size(dropped) + 1
@@ -517,7 +518,7 @@ def _diff(out, prev, rows, count, reasons):
     # What the reply adds around the diff: the header, the "diff" key, a truncation reason.
     budget = MAX_BYTES - _size({k: v for k, v in out.items() if k != "elements"}) - 64
     body = _diff_body(prev, rows, count, lookup)
-    if _size(body) <= budget:
+    if fastjson.size_within(body, budget):
         return count, body
     reasons.add("byte_limit")
     low, high = 0, count  # the largest count whose diff fits

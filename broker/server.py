@@ -20,7 +20,7 @@ import zmq
 from marshmallow import ValidationError
 
 import bp
-from bp import identity, locator, ops, paths, policy, protocol, schemas, text
+from bp import fastjson, identity, locator, ops, paths, policy, protocol, schemas, text
 from bp.errors import BPError, failure, invalid_argument
 from broker import audit, commands, handlers  # noqa: F401  (registers the handlers)
 from broker.agents import Agents
@@ -389,11 +389,13 @@ class Broker:
             if errors:
                 log.error("refusing to send a malformed reply: %s", errors)
                 reply = failure("internal_error", "The service produced a malformed reply.")
-            encoded = json.dumps(reply, separators=(",", ":"), ensure_ascii=False)
+            try:
+                data = fastjson.compact(reply)
+            except UnicodeEncodeError:  # lone surrogates (page text, say): U+FFFD instead
+                data = text.clean(json.dumps(reply, separators=(",", ":"), ensure_ascii=False)).encode()
         except Exception:  # too deep, or not JSON at all
             log.exception("refusing to send a reply that does not encode")
-            encoded = json.dumps(failure("internal_error", "The service produced a reply it cannot encode; see its log."))
-        data = text.clean(encoded).encode()
+            data = json.dumps(failure("internal_error", "The service produced a reply it cannot encode; see its log.")).encode()
         if len(data) > protocol.MAX_REPLY_BYTES:  # the CLI's socket would drop it unread
             data = json.dumps(failure("result_too_large", f"The reply is larger than {protocol.MAX_REPLY_BYTES} bytes.",
                                       context={"maxBytes": protocol.MAX_REPLY_BYTES})).encode()

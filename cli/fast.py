@@ -3,11 +3,12 @@
 An Agent runs `bp snapshot`, `bp click 7`, `bp type 3 "text"` … once per step, and importing
 click costs more than the broker's own work for a click and its observation. So the common
 forms of the hot commands are read here by a small parser, and everything else — any other
-command, `--help`, `--human` or a terminal on stdout, an option spelling not listed below,
-anything that would be an error — goes to the full click application (cli/main.py), which
-owns every message and error. The rule that keeps the two in step: this parser accepts a
-subset of what click accepts and builds the same request from it (tests/unit/test_fast_path.py
-checks that against the click commands, argv by argv).
+command, `--help`, `--human` or a terminal on stdout, an option spelling not in the command's
+table, anything that would be an error — goes to the full click application (cli/main.py),
+which owns every message and error. The options and arguments come from cli/fast_table.py,
+generated from the click declarations (python -m cli.fast_table_gen); the rule that keeps the
+two in step: this parser accepts a subset of what click accepts and builds the same request
+from it (tests/unit/test_fast_path.py checks that against the click commands, argv by argv).
 """
 
 import os
@@ -16,57 +17,117 @@ import sys
 
 from bp import protocol
 
-_DIGITS = re.compile(r"[0-9]{1,6}\Z")  # ASCII only: anything else is click's to judge
-LIMIT_RANGE = (1, 10000)
-REF_RANGE = (1, 10000)
-
-# command -> (operation, option spellings -> (option name, takes a value), positionals)
-_COMMANDS = {
-    "status": (protocol.OP_STATUS, {}, ()),
-    "tabs": (protocol.OP_TABS, {}, ()),
-    "snapshot": (protocol.OP_SNAPSHOT, {"-l": ("limit", True), "--limit": ("limit", True),
-                                        "--diff": ("diff", False)}, ()),
-    "click": (protocol.OP_CLICK, {"-l": ("limit", True), "--limit": ("limit", True),
-                                  "--double": ("double", False), "--right": ("right", False)}, ("ref",)),
-    "hover": (protocol.OP_HOVER, {"-l": ("limit", True), "--limit": ("limit", True)}, ("ref",)),
-    "type": (protocol.OP_TYPE, {"-l": ("limit", True), "--limit": ("limit", True),
-                                "-c": ("clear", False), "--clear": ("clear", False),
-                                "-s": ("submit", False), "--submit": ("submit", False)}, ("ref", "text")),
-    "press": (protocol.OP_PRESS, {"-l": ("limit", True), "--limit": ("limit", True)}, ("key",)),
-}
+# ASCII only: anything else ('١', '１', '+5', ' 5', '1e3') is click's to judge
+_INT = re.compile(r"[0-9]{1,7}\Z")
+_FLOAT = re.compile(r"[0-9]{1,7}(\.[0-9]{1,6})?\Z")
+MAX_TEXT = 100_000  # cli.commands.actions.MAX_STDIN_TEXT
+MAX_SELECTOR = 4096  # cli.commands.select.MAX_SELECTOR
+_ATTRIBUTE_NAME = re.compile(r"^[A-Za-z_:][-A-Za-z0-9_:.]{0,127}$")  # cli.commands.page.ATTRIBUTE_NAME
 _GLOBALS = {"--client-key": "client_key", "--request-id": "request_id", "--timeout": "timeout"}
 
 
 def _number(text, bounds):
-    if text is None or not _DIGITS.match(text):
+    if text is None or not _INT.match(text):
         return None
     value = int(text)
     return value if bounds[0] <= value <= bounds[1] else None
 
 
-def _split(argv, spellings):
-    """Options (by spelling, `--name=value` included) and positionals, or None on anything this
-    parser does not take: a repeated option, `--`, a positional that looks like an option."""
-    options, positionals = {}, []
+_NOT_TAKEN = object()  # a value the fast path does not take: click's to judge
+
+
+def _convert(kind, text):
+    """A parameter's value as click's type would make it, or _NOT_TAKEN."""
+    if kind[0] == "str":
+        return text
+    if kind[0] == "int":
+        value = _number(text, (kind[1], kind[2]))
+        return _NOT_TAKEN if value is None else value
+    if kind[0] == "float" and _FLOAT.match(text):
+        value, low, high, low_open, high_open = float(text), kind[1], kind[2], kind[3], kind[4]
+        if low is not None and (value <= low if low_open else value < low):
+            return _NOT_TAKEN
+        if high is not None and (value >= high if high_open else value > high):
+            return _NOT_TAKEN
+        return value
+    if kind[0] == "choice" and text in kind[1]:
+        return text
+    return _NOT_TAKEN
+
+
+def _attributes(value):
+    names = [name.strip() for name in value.split(",") if name.strip()]
+    if not names or len(names) > 20 or not all(_ATTRIBUTE_NAME.match(name) for name in names):
+        return _NOT_TAKEN
+    return names
+
+
+def _combo(value):
+    from bp import keys
+
+    try:
+        keys.parse(value)
+    except keys.KeyError_:
+        return _NOT_TAKEN
+    return value
+
+
+# The click callbacks the fast path repeats; a parameter with any other callback is click's.
+_CALLBACKS = {"_attributes": _attributes, "_combo": _combo}
+
+
+def _values(params, argv):
+    """The command's parameter values as click would pass them (defaults filled in), or None on
+    anything this parser does not take: a repeated option, `--`, a token that looks like an
+    option where a value or argument is due, a value outside its type."""
+    options = {spelling: param for param in params if param[0] == "option" for spelling in param[2]}
+    arguments = [param for param in params if param[0] == "argument"]
+    given, positionals = {}, []
     tokens = iter(argv)
     for token in tokens:
-        name, value = token, None
+        spelling, text = token, None
         if token.startswith("--") and "=" in token:
-            name, value = token.split("=", 1)
-        if name in spellings:
-            key, takes_value = spellings[name]
-            if key in options or (value is not None and not takes_value):
+            spelling, text = token.split("=", 1)
+        if spelling in options:
+            param = options[spelling]
+            if param[1] in given:
                 return None
-            if takes_value and value is None:
-                value = next(tokens, None)
-                if value is None or value.startswith("-"):
+            if param[3] == ("flag",):
+                if text is not None:
                     return None
-            options[key] = value if takes_value else True
+                given[param[1]] = True
+                continue
+            if text is None:
+                text = next(tokens, None)
+                if text is None or text.startswith("-"):
+                    return None
+            given[param[1]] = (param, text)
         elif token.startswith("-"):
             return None
         else:
             positionals.append(token)
-    return options, positionals
+    if len(positionals) > len(arguments):
+        return None
+    for param, text in zip(arguments, positionals):
+        given[param[1]] = (param, text)
+    values = {}
+    for param in params:
+        kind, name, _, type_, default, required, callback = param
+        if name not in given:
+            if required:
+                return None
+            values[name] = default
+            continue
+        if given[name] is True:
+            values[name] = True
+            continue
+        value = _convert(type_, given[name][1])
+        if value is not _NOT_TAKEN and callback is not None:
+            value = _CALLBACKS[callback](value) if callback in _CALLBACKS else _NOT_TAKEN
+        if value is _NOT_TAKEN:
+            return None
+        values[name] = value
+    return values
 
 
 def plan(argv, environ=os.environ):
@@ -93,9 +154,9 @@ def plan(argv, environ=os.environ):
         else:
             return None  # --human, --version, --help, -x …: click's
         index += 1
-    if index >= len(argv) or argv[index] not in _COMMANDS:
+    if index >= len(argv) or argv[index] not in _BUILDERS:
         return None
-    if not json_forced and _tty():
+    if not json_forced and _tty(sys.stdout):
         return None  # people at a terminal get click's readable rendering
     if not protocol.CLIENT_KEY_RE.match(settings["client_key"] or ""):
         return None
@@ -107,93 +168,181 @@ def plan(argv, environ=os.environ):
         if timeout_ms is None:
             return None
     command = argv[index]
-    op, spellings, wanted = _COMMANDS[command]
-    split = _split(argv[index + 1:], spellings)
-    if split is None:
+    from cli.fast_table import COMMANDS
+
+    values = _values(COMMANDS[command], argv[index + 1:])
+    if values is None:
         return None
-    options, positionals = split
-    if len(positionals) != len(wanted):
-        return None
-    args = _ARGS[command](options, dict(zip(wanted, positionals)))
+    op, build = _BUILDERS[command]
+    args = build(values)
     if args is None:
         return None
+    if command == "wait":  # as cli/commands/wait.py: its own --timeout, else the global one, else 30 s
+        if _tty(sys.stderr):
+            return None  # a person at a terminal gets click's progress line
+        if values["timeout_ms"] is not None:
+            timeout_ms = values["timeout_ms"]
+        elif settings["timeout"] is None:
+            timeout_ms = protocol.WAIT_TIMEOUT_DEFAULT_MS
     fields = {"client_key": settings["client_key"], "request_id": settings["request_id"], "timeout_ms": timeout_ms}
     return fields, op, args
 
 
-def _limit(options, args):
-    limit = _number(options.get("limit", "50"), LIMIT_RANGE)
-    if limit is None:
-        return None
-    args["limit"] = limit
+# Each builder repeats its click command's body (cli/commands/*.py): the request it sends, or
+# None where the click command would refuse (click then reports it).
+
+def _flags(args, v, pairs):
+    for name, field in pairs:
+        if v[name]:
+            args[field] = True
     return args
 
 
-def _with_ref(options, given, args):
-    ref = _number(given["ref"], REF_RANGE)
-    if ref is None:
+def _snapshot(v):
+    return _flags({"limit": v["limit"]}, v, (("diff", "diff"),))
+
+
+def _click(v):
+    if v["ref"] is None or v["xy"] is not None or (v["double"] and v["right"]):
         return None
-    return _limit(options, dict(args, ref=ref))
-
-
-def _snapshot(options, given):
-    args = _limit(options, {})
-    if args is not None and options.get("diff"):
-        args["diff"] = True
-    return args
-
-
-def _click(options, given):
-    if options.get("double") and options.get("right"):
-        return None
-    args = _with_ref(options, given, {})
-    if args is None:
-        return None
-    if options.get("right"):
+    args = {"limit": v["limit"], "ref": v["ref"]}
+    if v["right"]:
         args["button"] = "right"
-    if options.get("double"):
+    if v["double"]:
         args["clickCount"] = 2
     return args
 
 
-def _type(options, given):
-    text = given["text"]
-    if text == "-" or len(text) > 100_000:
-        return None  # stdin and oversized text: click's (it reads and bounds them)
-    args = _with_ref(options, given, {"text": text})
-    if args is None:
+def _text(text):
+    return text != "-" and len(text) <= MAX_TEXT  # stdin and oversized text: click's (it reads and bounds them)
+
+
+def _type(v):
+    if not _text(v["text"]):
         return None
-    for flag in ("clear", "submit"):
-        if options.get(flag):
-            args[flag] = True
+    return _flags({"ref": v["ref"], "text": v["text"], "limit": v["limit"]}, v, (("clear", "clear"), ("submit", "submit")))
+
+
+def _keyboard(v):
+    if not _text(v["text"]):
+        return None
+    args = _flags({"text": v["text"], "limit": v["limit"]}, v, (("clear", "clear"), ("submit", "submit")))
+    if v["delay"]:
+        args["delay"] = v["delay"]
+    if v["click_css"]:
+        args["click"] = v["click_css"]
     return args
 
 
-def _press(options, given):
-    from bp import keys
+def _scroll(v):
+    direction, to, to_text = v["direction"], v["to"], v["to_text"]
+    if sum(x is not None for x in (direction, to, to_text)) > 1 or (v["ref"] is not None and v["selector"] is not None):
+        return None
+    if (v["amount"] is not None or v["unit"] is not None) and (to is not None or to_text is not None):
+        return None
+    if v["exact"] and to_text is None or to_text is not None and not 1 <= len(to_text) <= 1000:
+        return None
+    args = {"limit": v["limit"]}
+    if to is not None:
+        args["to"] = to
+    elif to_text is not None:
+        args["toText"] = to_text
+        if v["exact"]:
+            args["exact"] = True
+    else:
+        args["direction"] = direction or "down"
+        for name in ("amount", "unit"):
+            if v[name] is not None:
+                args[name] = v[name]
+    for name in ("ref", "selector"):
+        if v[name] is not None:
+            args[name] = v[name]
+    return args
+
+
+def _select(v):
+    target, option = v["target"], v["option"]
+    if target.isascii() and target.isdigit():
+        if not 1 <= int(target) <= 10000:
+            return None
+        args = {"ref": int(target)}
+    elif not target.strip() or len(target) > MAX_SELECTOR:
+        return None
+    else:
+        args = {"selector": target}
+    if len(option) > MAX_SELECTOR:
+        return None
+    args.update(option=option, by=v["by"], limit=v["limit"])
+    return _flags(args, v, (("contains", "contains"),))
+
+
+def _open(v):
+    from bp import urls
+    from bp.errors import BPError
 
     try:
-        keys.parse(given["key"])
-    except keys.KeyError_:
+        url = urls.normalize(v["url"])
+    except BPError:
         return None
-    args = _limit(options, {"key": given["key"]})
+    args = _flags({"url": url, "limit": v["limit"]}, v, (("new", "new"),))
+    if v["profile"] is not None:
+        args["profile"] = v["profile"]
     return args
 
 
-_ARGS = {
-    "status": lambda options, given: {},
-    "tabs": lambda options, given: {},
-    "snapshot": _snapshot,
-    "click": _click,
-    "hover": lambda options, given: _with_ref(options, given, {}),
-    "type": _type,
-    "press": _press,
+def _wait(v):
+    given = {name: v[name] for name in ("url", "text", "selector") if v[name] is not None}
+    given.update({name: True for name in ("dialog", "download", "popup") if v[name]})
+    if len(given) != 1 or any(isinstance(value, str) and not value.strip() for value in given.values()):
+        return None
+    return dict(given, interval=v["interval"])
+
+
+def _read(v):
+    args = {"limit": v["limit"]}
+    if v["selector"] is not None:
+        args["selector"] = v["selector"]
+    if v["anchor"]:
+        args["anchor"] = v["anchor"].lstrip("#") or v["anchor"]
+    return args
+
+
+def _search(v):
+    args = {"query": v["query"], "limit": v["limit"]}
+    if v["selector"] is not None:
+        args["selector"] = v["selector"]
+    return _flags(args, v, (("case_sensitive", "caseSensitive"), ("whole_word", "wholeWord")))
+
+
+def _find(v):
+    args = {"selector": v["selector"], "limit": v["limit"]}
+    if v["attributes"]:
+        args["attributes"] = v["attributes"]
+    return _flags(args, v, (("no_shadow", "noShadow"),))
+
+
+_BUILDERS = {
+    "status": (protocol.OP_STATUS, lambda v: {}),
+    "tabs": (protocol.OP_TABS, lambda v: {}),
+    "snapshot": (protocol.OP_SNAPSHOT, _snapshot),
+    "click": (protocol.OP_CLICK, _click),
+    "hover": (protocol.OP_HOVER, lambda v: {"ref": v["ref"], "limit": v["limit"]}),
+    "type": (protocol.OP_TYPE, _type),
+    "press": (protocol.OP_PRESS, lambda v: {"key": v["key"], "limit": v["limit"]}),
+    "keyboard": (protocol.OP_KEYBOARD, _keyboard),
+    "scroll": (protocol.OP_SCROLL, _scroll),
+    "select": (protocol.OP_SELECT, _select),
+    "open": (protocol.OP_OPEN, _open),
+    "wait": (protocol.OP_WAIT, _wait),
+    "read": (protocol.OP_READ, _read),
+    "search": (protocol.OP_SEARCH, _search),
+    "find": (protocol.OP_FIND, _find),
 }
 
 
-def _tty():
+def _tty(stream):
     try:
-        return os.isatty(sys.stdout.fileno())
+        return os.isatty(stream.fileno())
     except (AttributeError, ValueError, OSError):
         return False
 
@@ -227,7 +376,10 @@ def run(fields, op, args):
             return _status(settings)
         if ops.OPS[op].long:
             signals.install()  # a long wait is cancellable, as in the click commands
-        finish(client.call(settings, op, args))
+        reply = client.call(settings, op, args)
+        if op == protocol.OP_WAIT and reply.get("code") == "wait_timeout" and not reply.get("hint"):
+            reply["hint"] = f"Waited {settings.timeout_ms} ms; give 'bp wait ... --timeout MS' to wait longer."
+        finish(reply)
     except BPError as exc:
         finish(exc.envelope(), exit_code=getattr(exc, "exit_code", None))
     except signals.Interrupted as exc:

@@ -41,6 +41,23 @@
     }
     return text;
   }
+  // el.labels walks the element's whole tree scope on each call (O(n^2) over a page of n
+  // controls): the labels of every control are collected once per tree scope instead.
+  const labelMaps = new Map();
+  function labelsOf(el) {
+    if (!el.labels) return [];
+    const root = el.getRootNode();
+    let map = labelMaps.get(root);
+    if (!map) {
+      map = new Map();
+      if (root.querySelectorAll) for (const label of root.querySelectorAll("label")) {
+        const control = label.control;
+        if (control) map.has(control) ? map.get(control).push(label) : map.set(control, [label]);
+      }
+      labelMaps.set(root, map);
+    }
+    return map.get(el) || [];
+  }
   function byId(el, id) {
     const root = el.getRootNode();
     return (root.getElementById ? root.getElementById(id) : null) || el.ownerDocument.getElementById(id);
@@ -115,7 +132,7 @@
     const labelledby = el.getAttribute("aria-labelledby");
     if (labelledby) name = clean(labelledby.split(/\s+/).map((id) => textOf(byId(el, id))).join(" "));
     if (!name) name = clean(el.getAttribute("aria-label"));
-    if (!name && el.labels && el.labels.length) name = clean(Array.from(el.labels).map(textOf).join(" "));
+    if (!name && labelsOf(el).length) name = clean(labelsOf(el).map(textOf).join(" "));
     if (!name && NAME_FROM_CONTENT.has(role) && el.localName !== "input") name = textOf(el);
     if (!name) name = clean(el.getAttribute("title"));
     if (!name) name = clean(el.getAttribute("placeholder"));
@@ -164,7 +181,7 @@
   function accepts(el, hit) {
     if (!hit) return false;
     if (hit === el || composedContains(el, hit)) return true;
-    if (el.labels && Array.from(el.labels).some((l) => l === hit || composedContains(l, hit))) return true;
+    if (labelsOf(el).some((l) => l === hit || composedContains(l, hit))) return true;
     for (let h = hostOf(el); h; h = hostOf(h)) if (h === hit) return true;
     return false;
   }
@@ -220,7 +237,7 @@
     let counted = false;
     if (role && style.visibility !== "hidden" && style.visibility !== "collapse") {
       const rect = el.getBoundingClientRect();
-      const hiddenByOpacity = parseFloat(style.opacity) === 0 && !(el.labels && el.labels.length);
+      const hiddenByOpacity = parseFloat(style.opacity) === 0 && !labelsOf(el).length;
       const inModal = !ctx.modal || composedContains(ctx.modal, el);
       if (rect.width > 0 && rect.height > 0 && !hiddenByOpacity && !disabled(el) && inModal &&
           style.pointerEvents !== "none" && reachable(el, rect, ctx.doc, ctx.win)) {
@@ -238,7 +255,7 @@
           els.push(el);
           facts.push([role, name, element.value || null, !!element.checked]);
           if (ctx.modal) modalRefs.push(out.length);
-        } else reasons.add("element_limit");
+        } else { reasons.add("element_limit"); stop = true; }  // the answer is complete: no need to walk on
       }
     }
     const childCtx = {doc: ctx.doc, win: ctx.win, modal: ctx.modal, parentStyle: style, docIndex: ctx.docIndex,

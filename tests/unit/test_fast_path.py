@@ -18,6 +18,7 @@ def click_request(argv, monkeypatch):
     click refuses the argv (a usage error)."""
     import click
 
+    from bp.errors import BPError
     from cli.main import cli
 
     recorded = {}
@@ -37,6 +38,8 @@ def click_request(argv, monkeypatch):
     except click.UsageError:
         return None
     except click.exceptions.Exit:
+        return None
+    except BPError:  # refused by the command itself (e.g. wait without a condition)
         return None
     raise AssertionError(f"click neither sent nor refused {argv!r}")
 
@@ -61,6 +64,21 @@ def check_same(argv, monkeypatch, environ=None):
     ["hover", "9"], ["type", "4", "Ada Lovelace", "--clear", "-s"], ["type", "1", ""], ["press", "Shift+Tab"],
     ["tabs"], ["status"], ["--json", "--timeout", "5000", "click", "2"],
     ["--client-key", "agent-7", "--request-id", "r1", "type", "2", "x"], ["--client-key=agent-x", "snapshot"],
+    ["scroll"], ["scroll", "up"], ["scroll", "down", "--amount", "400", "--unit", "pixels"], ["scroll", "--to", "end"],
+    ["scroll", "--to-text", "Terms of service", "--exact"], ["scroll", "--selector", "#results", "--to", "start"],
+    ["scroll", "right", "--ref", "4", "--amount=0.5", "-l", "9"],
+    ["select", "4", "Canada"], ["select", "#size", "m", "--by", "value"], ["select", "select[name=c]", "Ca", "--contains"],
+    ["select", "2", "3", "--by=index", "--limit", "10"],
+    ["open", "example.com"], ["open", "--new", "http://127.0.0.1:8000/"], ["open", "-n", "a.test", "--profile", "Work"],
+    ["open", "about:blank", "-l", "20"],
+    ["wait", "--url", "*/dashboard*"], ["wait", "--text", "Order confirmed"], ["wait", "--selector", "#r li", "--interval", "500"],
+    ["wait", "--dialog"], ["wait", "--popup"], ["wait", "--download"], ["--timeout", "10000", "wait", "--url=*x*"],
+    ["wait", "--text", "x", "--timeout", "500"], ["--timeout", "9000", "wait", "--popup", "--timeout=800"],
+    ["read"], ["read", "--limit", "8000"], ["read", "#results"], ["read", "--from-anchor", "#installation"],
+    ["find", "a.result"], ["find", "a", "--attributes", "href,title", "--limit", "50"], ["find", "p", "--no-shadow"],
+    ["search", "free shipping", "--whole-word"], ["search", "x", "--selector", "main", "--case-sensitive", "-l", "200"],
+    ["keyboard", "hello"], ["keyboard", "hello", "--click", "#editor", "--delay", "20"], ["keyboard", "x", "-c", "-s"],
+    ["keyboard", "", "-d", "0", "--click", ""],
 ])
 def test_common_steps_take_the_fast_path_and_send_what_click_sends(argv, monkeypatch):
     assert check_same(argv, monkeypatch) is not None
@@ -69,8 +87,16 @@ def test_common_steps_take_the_fast_path_and_send_what_click_sends(argv, monkeyp
 @pytest.mark.parametrize("argv", [
     ["--human", "snapshot"], ["--help"], ["snapshot", "--help"], ["click", "--xy", "1,2"], ["type", "3", "-"],
     ["click", "١"], ["snapshot", "--limit", "１"], ["snapshot", "--limit", "0"], ["click", "3", "--double", "--right"],
-    ["click"], ["snapshot", "-l5"], ["open", "https://example.com"], ["press", "Hyper+x"], ["--timeout", "0", "tabs"],
+    ["click"], ["snapshot", "-l5"], ["close", "--all"], ["press", "Hyper+x"], ["--timeout", "0", "tabs"],
     ["snapshot", "--", "x"], ["type", "3", "-x"], ["click", "3", "--limit", "5", "--limit", "6"],
+    ["scroll", "up", "--to", "end"], ["scroll", "--ref", "1", "--selector", "x"], ["scroll", "--to", "end", "--amount", "2"],
+    ["scroll", "--exact"], ["scroll", "--to-text", ""], ["scroll", "--amount", "0"], ["scroll", "--amount", "1e3"],
+    ["scroll", "sideways"], ["scroll", "--unit", "Pixels"], ["select", "0", "x"], ["select", " ", "x"],
+    ["select", "4", "x", "--by", "text"], ["open", "javascript:alert(1)"], ["open", ""], ["open", "chrome://settings"],
+    ["wait"], ["wait", "--url", "x", "--text", "y"], ["wait", "--text", " "], ["wait", "--dialog", "--interval", "50"],
+    ["read", "--limit", "1000001"], ["read", "a", "b"], ["find"], ["find", "a", "--attributes", "1bad"],
+    ["find", "a", "--attributes", ","], ["search", "x", "--limit", "201"], ["keyboard", "-"], ["keyboard", "x", "-d", "1001"],
+    ["click", "--xy", "1,2"], ["scroll", "--to-text", "x" * 1001], ["select", "1", "x" * 4097],
 ])
 def test_everything_else_goes_to_click(argv, monkeypatch):
     assert fast.plan(argv, {}) is None
@@ -87,6 +113,14 @@ TOKENS = ["snapshot", "click", "hover", "type", "press", "tabs", "status", "--li
           "--right", "--clear", "-c", "--submit", "-s", "--json", "--timeout", "--client-key", "--request-id",
           "1", "3", "50", "10000", "10001", "0", "-1", "007", "+5", "٣", "abc", "Enter", "Control+a", "x",
           "--limit=2", "--timeout=100", "agent-1", "-", "--", "", " 5", "300000", "300001"]
+HOT_TOKENS = ["scroll", "select", "open", "wait", "read", "find", "search", "keyboard", "up", "down", "left", "right",
+              "--amount", "--unit", "pixels", "viewport", "--ref", "--selector", "--to", "start", "end", "--to-text",
+              "--exact", "--by", "label", "value", "index", "--contains", "-n", "--new", "--profile", "example.com",
+              "javascript:x", "about:blank", "--url", "--text", "--dialog", "--download", "--popup", "--interval",
+              "100", "99", "5000", "5001", "--from-anchor", "#", "#top", "--attributes", "href,title", "a b", "1x",
+              "--no-shadow", "--case-sensitive", "--whole-word", "200", "201", "-d", "--delay", "1000", "--click",
+              "--timeout", "--timeout=300000", "300001",
+              "0.5", "1e3", "1000000", "1000001", "#id", " ", "-l", "1", "3", "x", "", "-", "--limit", "--json"]
 
 
 @settings(max_examples=400, deadline=None)
@@ -97,12 +131,51 @@ def test_any_argv_the_fast_path_takes_is_one_click_takes_the_same_way(monkeypatc
         check_same(argv, monkeypatch)
 
 
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.sampled_from(["--json", "--timeout", "5000", "--timeout=7", "--client-key", "agent-1"]), max_size=2),
+       st.sampled_from(["scroll", "select", "open", "wait", "read", "find", "search", "keyboard"]),
+       st.lists(st.sampled_from(HOT_TOKENS), max_size=6))
+def test_the_remaining_hot_commands_agree_with_click_on_any_argv(globals_, command, rest):
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        check_same([*globals_, command, *rest], monkeypatch)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["--timeout", "5000", "--timeout=7"]), max_size=2),
+       st.lists(st.sampled_from(["--url", "--text", "--selector", "--dialog", "--popup", "--download", "*x*", "a",
+                                 "--interval", "100", "--timeout", "800", "--timeout=300000", "0"]), max_size=5))
+def test_wait_takes_its_deadline_as_click_does(globals_, rest):
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        check_same([*globals_, "wait", *rest], monkeypatch)
+
+
+def test_the_argument_table_is_the_click_declarations():
+    from cli import fast_table, fast_table_gen
+
+    assert fast_table.COMMANDS == fast_table_gen.generate(), "run: python -m cli.fast_table_gen"
+    assert set(fast_table.COMMANDS) == set(fast._BUILDERS)
+    # Every parameter type and callback in the table is one the fast path reads (else: never taken).
+    for params in fast_table.COMMANDS.values():
+        for kind, name, spellings, type_, default, required, callback in params:
+            assert type_[0] in ("str", "int", "float", "choice", "flag"), (name, type_)
+            assert callback in (None, "_xy") or callback in fast._CALLBACKS, (name, callback)
+
+
+def test_the_global_options_are_the_click_groups():
+    from cli.main import cli
+
+    spellings = {spelling: param.name for param in cli.params for spelling in param.opts}
+    assert {spelling: spellings[spelling] for spelling in fast._GLOBALS} == {
+        "--client-key": "client_key", "--request-id": "request_id", "--timeout": "timeout_ms"}
+    assert "--json" in spellings
+
+
 def test_the_fast_path_does_not_import_click_or_zmq():
     import subprocess
     import sys
 
     code = ("import sys; from cli import fast; fast.plan(['click', '3'], {});"
-            "from cli import client; print(sorted(m for m in ('click', 'zmq', 'marshmallow', 'psutil') if m in sys.modules))")
+            "from cli import client; print(sorted(m for m in ('click', 'zmq', 'marshmallow', 'psutil', 'orjson') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
     assert protocol.OP_CLICK == "click"

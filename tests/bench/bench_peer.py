@@ -1,0 +1,193 @@
+"""Benchmark: Browser Pilot side by side with agent-browser (npm `agent-browser`, its native
+binary), same Chromium binary, same pages, interleaved runs, medians.
+
+agent-browser is installed into a temporary folder with npm for this run only (never by the
+product) and launches its own headless browser from the same executable (--executable-path);
+Browser Pilot connects to a headless Chromium of that executable started here. Prints the
+table of issue #19. Not a test:
+
+    .venv/bin/python -m tests.bench.bench_peer [--runs 20] [--agent-browser-version 0.41.2]
+
+If agent-browser cannot be installed or run, it says why and still prints Browser Pilot's figures.
+"""
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+from tests import helpers
+from tests.pages import PageServer
+
+PY = sys.executable
+FORM = ("<form>" + "".join(f"<label>Field {i} <input name=f{i}></label>" for i in range(25))
+        + "".join(f"<button type=button>Btn {i}</button>" for i in range(25)) + "</form>")
+BIG = "".join(f"<button>Item {i}</button>" for i in range(10_000))
+
+
+def run(args, env, capture=False):
+    started = time.perf_counter()
+    out = subprocess.run(args, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False)
+    return (time.perf_counter() - started) * 1000, (out.stdout if capture else None)
+
+
+class AgentBrowser:
+    """agent-browser from npm in a temporary folder, with its own HOME and one session."""
+
+    def __init__(self, version, chromium):
+        if not shutil.which("npm"):
+            raise RuntimeError("npm is not installed")
+        self.root = tempfile.mkdtemp(prefix="bp-peer-")
+        install = subprocess.run(["npm", "install", "--prefix", self.root, "--no-audit", "--no-fund",
+                                  f"agent-browser@{version}"], capture_output=True, text=True, timeout=600)
+        if install.returncode != 0:
+            raise RuntimeError(f"npm install agent-browser@{version} failed: {install.stderr.strip()[-300:]}")
+        machine = {"x86_64": "x64", "aarch64": "arm64"}.get(platform.machine(), platform.machine())
+        self.bin = os.path.join(self.root, "node_modules", "agent-browser", "bin", f"agent-browser-linux-{machine}")
+        if not os.path.exists(self.bin):
+            raise RuntimeError(f"the package has no native binary for linux-{machine}")
+        os.chmod(self.bin, 0o755)
+        home = os.path.join(self.root, "home")
+        os.makedirs(home)
+        self.env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home,
+                    "AGENT_BROWSER_EXECUTABLE_PATH": chromium}
+        self.args = ["--args", "--no-sandbox"] if os.geteuid() == 0 else []
+        self.version = subprocess.run([self.bin, "--version"], capture_output=True, text=True).stdout.strip()
+
+    def __call__(self, session, *args, capture=False):
+        """One command in `session` (each session has a browser of its own, with one page)."""
+        return run([self.bin, "--session", session, *self.args, *args], self.env, capture)
+
+    def ref(self, session, name):
+        _, out = self(session, "snapshot", "-i", capture=True)
+        found = re.search(rf'"{re.escape(name)}" \[ref=(e[0-9]+)\]', out or "")
+        if not found:
+            raise RuntimeError(f"agent-browser's snapshot has no {name!r}: {(out or '')[:300]!r}")
+        return "@" + found.group(1)
+
+    def http_port(self, session):
+        _, out = self(session, "get", "cdp-url", capture=True)
+        found = re.search(r"127\.0\.0\.1:([0-9]+)|localhost:([0-9]+)", out or "")
+        return int(found.group(1) or found.group(2)) if found else None
+
+    def close(self):
+        run([self.bin, "close", "--all"], self.env)
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def tab_in_front(port, url="about:blank"):
+    """Open a tab in front of the one being driven (DevTools HTTP API of that browser)."""
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/json/new?{url}", method="PUT")
+    with urllib.request.urlopen(request, timeout=10) as resp:
+        target = json.loads(resp.read())["id"]
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/activate/{target}", timeout=10) as resp:
+        resp.read()
+    return target
+
+
+def bp_ref(env, name, *args):
+    out = json.loads(subprocess.run([helpers.BP, "snapshot", *args], env=env, capture_output=True, text=True).stdout)
+    return str([e["ref"] for e in out["elements"] if e["name"] == name][0])
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--agent-browser-version", default="0.41.2")
+    args = parser.parse_args()
+    chromium_path = helpers.chromium_path()
+    chromium = helpers.Chromium(helpers.short_tmpdir("bpc-peer-"))
+    home = helpers.short_tmpdir("bph-peer-")
+    pages = PageServer()
+    env = helpers.bp_env(home, BROWSER_PILOT_BROWSER_DATA_DIRS=chromium.root)
+    form, big = pages.page(FORM, title="form50"), pages.page(BIG, title="big10k")
+    peer = None
+    try:
+        try:
+            peer = AgentBrowser(args.agent_browser_version, chromium_path)
+            peer("form", "open", form)
+            peer("big", "open", big)
+        except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
+            print(f"agent-browser not measured: {exc}")
+            peer = None
+        subprocess.run([helpers.BP, "connect"], env=env, stdout=subprocess.DEVNULL, check=True)
+        subprocess.run([helpers.BP, "open", "--new", big], env=env, stdout=subprocess.DEVNULL, check=True)
+        subprocess.run([helpers.BP, "open", "--new", form], env=env, stdout=subprocess.DEVNULL, check=True)
+        tabs = json.loads(subprocess.run([helpers.BP, "tabs"], env=env, capture_output=True, text=True).stdout)["tabs"]
+        form_tab = str([t["index"] for t in tabs if t["url"].endswith("title=form50")][0])
+        big_tab = str([t["index"] for t in tabs if t["url"].endswith("title=big10k")][0])
+        bp_button = bp_ref(env, "Btn 3")
+        rows = {name: {"peer": [], "bp": []} for name in (
+            "Agent step: click + fresh observation, 50-element page", "snapshot, 50-element form",
+            "the same step with another tab in front", "snapshot, 10,000 elements, all listed",
+            "the same at the default limit", "bp status / python -I -c 'import json'")}
+        for index in range(args.runs + 1):  # the first round warms up and is not counted
+            sample = {}
+            if peer:
+                ref = peer.ref("form", "Btn 3")
+                click, _ = peer("form", "click", ref)
+                observe, _ = peer("form", "snapshot", "-i")
+                sample[("Agent step: click + fresh observation, 50-element page", "peer")] = click + observe
+                sample[("snapshot, 50-element form", "peer")] = peer("form", "snapshot", "-i")[0]
+            subprocess.run([helpers.BP, "tab", form_tab], env=env, stdout=subprocess.DEVNULL)
+            sample[("Agent step: click + fresh observation, 50-element page", "bp")] = run(
+                [helpers.BP, "click", bp_button], env)[0]
+            sample[("snapshot, 50-element form", "bp")] = run([helpers.BP, "snapshot"], env)[0]
+            sample[("bp status / python -I -c 'import json'", "bp")] = run([helpers.BP, "status"], env)[0]
+            sample[("bp status / python -I -c 'import json'", "peer")] = run([PY, "-I", "-c", "import json"], env)[0]
+            front = tab_in_front(chromium.port)
+            sample[("the same step with another tab in front", "bp")] = run([helpers.BP, "click", bp_button], env)[0]
+            chromium.close_tab(front)
+            if peer:
+                port = peer.http_port("form")
+                if port:
+                    ref = peer.ref("form", "Btn 3")
+                    front = tab_in_front(port)
+                    click, _ = peer("form", "click", ref)
+                    observe, _ = peer("form", "snapshot", "-i")
+                    sample[("the same step with another tab in front", "peer")] = click + observe
+                    urllib.request.urlopen(f"http://127.0.0.1:{port}/json/close/{front}", timeout=10).read()
+                sample[("snapshot, 10,000 elements, all listed", "peer")] = peer("big", "snapshot", "-i")[0]
+            subprocess.run([helpers.BP, "tab", big_tab], env=env, stdout=subprocess.DEVNULL)
+            sample[("snapshot, 10,000 elements, all listed", "bp")] = run([helpers.BP, "snapshot", "--limit", "10000"],
+                                                                          env)[0]
+            sample[("the same at the default limit", "bp")] = run([helpers.BP, "snapshot"], env)[0]
+            if index:
+                for (row, side), ms in sample.items():
+                    rows[row][side].append(ms)
+        who = f"agent-browser {peer.version.split()[-1]} (native)" if peer else "agent-browser (not measured)"
+        print(f"Medians of {args.runs} interleaved runs, same Chromium binary ({chromium_path}), pages on 127.0.0.1")
+        print(f"| step | {who} | Browser Pilot | ratio |")
+        print("|---|---|---|---|")
+        for row, sides in rows.items():
+            ours = statistics.median(sides["bp"]) if sides["bp"] else None
+            theirs = statistics.median(sides["peer"]) if sides["peer"] else None
+            ratio = f"{ours / theirs:.2f}×" if ours and theirs else "—"
+            left = f"{theirs:,.0f} ms" if theirs else "—"
+            if row.startswith("bp status"):
+                left = f"floor {theirs:,.0f} ms" if theirs else "—"
+                ratio = f"{ours - theirs:+.0f} ms" if ours and theirs else "—"
+            print(f"| {row} | {left} | {ours:,.0f} ms | {ratio} |")
+        fg = statistics.median(rows["Agent step: click + fresh observation, 50-element page"]["bp"])
+        bg = statistics.median(rows["the same step with another tab in front"]["bp"])
+        print(f"Browser Pilot background-tab step / foreground step: {bg / fg:.2f}")
+    finally:
+        helpers.stop_brokers(home)
+        if peer:
+            peer.close()
+        pages.stop()
+        chromium.stop()
+        shutil.rmtree(home, ignore_errors=True)
+        shutil.rmtree(chromium.root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
