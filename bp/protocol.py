@@ -35,6 +35,15 @@ REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
 TIMEOUT_MIN_MS, TIMEOUT_MAX_MS, TIMEOUT_DEFAULT_MS = 1, 300_000, 60_000
 WAIT_TIMEOUT_DEFAULT_MS = 30_000  # `bp wait` without --timeout: a condition not met in 30 s rarely comes later
 
+# The roles an observation gives elements (broker/scripts/observe.js), for `bp snapshot --role`.
+ELEMENT_ROLES = ("button", "link", "textbox", "searchbox", "combobox", "listbox", "checkbox", "radio",
+                 "spinbutton", "slider", "switch", "menuitem", "menuitemcheckbox", "menuitemradio", "tab",
+                 "option", "treeitem")
+MAX_GREP = 1000  # characters of `bp snapshot --grep` text
+# Ref numbers are never reused within a document (broker/observe.py), so they may pass the
+# 10,000 elements one observation lists.
+MAX_REF = 1_000_000
+
 # How long a CLI waits for a broker that should answer at once before calling it unresponsive.
 HEALTH_WAIT_MS = 2_000
 # Extra CLI-side wait beyond the command's own deadline, for the reply to travel back.

@@ -101,13 +101,20 @@ class SnapshotArgs(Schema):
 
     limit = fields.Integer(strict=True, validate=validate.Range(min=1, max=10_000))
     diff = fields.Boolean(truthy={True}, falsy={False})
+    grep = fields.String(validate=validate.Length(min=1, max=protocol.MAX_GREP))
+    role = fields.String(validate=validate.OneOf(protocol.ELEMENT_ROLES))
+
+    @validates_schema
+    def _one_form(self, data, **kwargs):
+        if data.get("diff") and ("grep" in data or "role" in data):
+            raise ValidationError("give --diff or --grep/--role, not both", field_name="diff")
 
 
 class ClickArgs(Schema):
     class Meta:
         unknown = RAISE
 
-    ref = fields.Integer(strict=True, validate=validate.Range(min=1, max=10_000))
+    ref = fields.Integer(strict=True, validate=validate.Range(min=1, max=protocol.MAX_REF))
     xy = fields.List(fields.Float(allow_nan=False), validate=validate.Length(equal=2))
     button = fields.String(validate=validate.OneOf(["left", "right"]))
     clickCount = fields.Integer(strict=True, validate=validate.Range(min=1, max=2))
@@ -123,7 +130,7 @@ class TypeArgs(Schema):
     class Meta:
         unknown = RAISE
 
-    ref = fields.Integer(required=True, strict=True, validate=validate.Range(min=1, max=10_000))
+    ref = fields.Integer(required=True, strict=True, validate=validate.Range(min=1, max=protocol.MAX_REF))
     text = fields.String(required=True, validate=validate.Length(max=100_000))
     clear = fields.Boolean(truthy={True}, falsy={False})
     submit = fields.Boolean(truthy={True}, falsy={False})
@@ -161,7 +168,7 @@ class HoverArgs(Schema):
     class Meta:
         unknown = RAISE
 
-    ref = fields.Integer(required=True, strict=True, validate=validate.Range(min=1, max=10_000))
+    ref = fields.Integer(required=True, strict=True, validate=validate.Range(min=1, max=protocol.MAX_REF))
     limit = fields.Integer(strict=True, validate=validate.Range(min=1, max=10_000))
 
 
@@ -201,7 +208,7 @@ class ScrollArgs(Schema):
     direction = fields.String(validate=validate.OneOf(["up", "down", "left", "right"]))
     amount = fields.Float(allow_nan=False, validate=validate.Range(min=0, max=1_000_000, min_inclusive=False))
     unit = fields.String(validate=validate.OneOf(["pixels", "viewport"]))
-    ref = fields.Integer(strict=True, validate=validate.Range(min=1, max=10_000))
+    ref = fields.Integer(strict=True, validate=validate.Range(min=1, max=protocol.MAX_REF))
     selector = fields.String(validate=validate.Length(min=1, max=4096))
     to = fields.String(validate=validate.OneOf(["start", "end"]))
     toText = fields.String(validate=validate.Length(min=1, max=1000))
@@ -224,7 +231,7 @@ class DropdownArgs(Schema):
     class Meta:
         unknown = RAISE
 
-    ref = fields.Integer(strict=True, validate=validate.Range(min=1, max=10_000))
+    ref = fields.Integer(strict=True, validate=validate.Range(min=1, max=protocol.MAX_REF))
     selector = fields.String(validate=validate.Length(min=1, max=4096))
 
     @validates_schema
@@ -351,7 +358,7 @@ REF_LIST_MAX = 200
 class ScreenshotArgs(OutputFields):
     full = fields.Boolean(truthy={True}, falsy={False})
     selector = fields.String(validate=validate.Length(min=1, max=4096))
-    annotate = fields.List(fields.Integer(strict=True, validate=validate.Range(min=1, max=10_000)),
+    annotate = fields.List(fields.Integer(strict=True, validate=validate.Range(min=1, max=protocol.MAX_REF)),
                            allow_none=True, validate=validate.Length(min=1, max=REF_LIST_MAX))
 
     @validates_schema
@@ -385,7 +392,7 @@ class UploadArgs(Schema):
         unknown = RAISE
 
     path = fields.String(required=True, validate=validate.Length(min=1, max=4096))
-    ref = fields.Integer(strict=True, validate=validate.Range(min=1, max=10_000))
+    ref = fields.Integer(strict=True, validate=validate.Range(min=1, max=protocol.MAX_REF))
     nth = fields.Integer(strict=True, validate=validate.Range(min=1, max=10_000))
     limit = fields.Integer(strict=True, validate=validate.Range(min=1, max=10_000))
 

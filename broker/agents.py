@@ -42,6 +42,7 @@ class Agent:
         self.selected_profile = None  # browserContextId
         self.controlled = set()  # raw ids of user tabs this Agent controls
         self.observations = {}  # raw target id -> latest Observation (refs), memory only
+        self.ref_tables = {}  # raw target id -> RefTable of its current document (broker/observe.py)
         self.streaks = {}  # raw target id -> consecutive actions without progress (watchdog)
         self.frames = {}  # raw target id -> selected frame {"frameId", "loader"} (broker/page.py)
 
@@ -81,6 +82,7 @@ class Agent:
         self.managed_targets.pop(raw, None)
         self.controlled.discard(raw)
         self.observations.pop(raw, None)
+        self.ref_tables.pop(raw, None)
         self.frames.pop(raw, None)
         self.streaks.pop(raw, None)
         if self.selected == raw:
@@ -196,6 +198,7 @@ class Agents:
                 del self.control[raw]
             agent.controlled.discard(raw)
             agent.observations.pop(raw, None)  # released control invalidates its refs
+            agent.ref_tables.pop(raw, None)
             agent.frames.pop(raw, None)
             agent.streaks.pop(raw, None)
 

@@ -163,7 +163,7 @@ def _annotation_boxes(broker, agent, raw, session, refs, width, height, deadline
     if obs is None:
         raise observe.stale("no_observation", "There is no snapshot of this tab for this Agent; run 'bp snapshot'.")
     explicit = refs is not None
-    wanted = refs if explicit else list(range(1, min(obs.count, MAX_ANNOTATIONS) + 1))
+    wanted = refs if explicit else obs.listed[:MAX_ANNOTATIONS]
     boxes = []
     for ref in wanted:
         try:

@@ -4,12 +4,17 @@ The walker (scripts/observe.js) runs in Browser Pilot's own isolated world, one
 Runtime.evaluate per observation (field notes: ~3 ms at 100 elements, 145 ms at 10,000, against
 3.5 s for the full AX tree), and keeps the element handles in that world. A ref is bound to:
 Agent key, browser generation, tab, CDP session, main-frame loader, the isolated world's
-execution context (one per document), the observation id and the exact node. A ref always means
-the Agent's latest observation of that tab: a newer observation supersedes the older one.
+execution context (one per document) and the exact node.
+
+Stable numbers (a deliberate change from the 0.5 contract's 1..N per observation): within one
+document of a tab, each Agent has a ref table (RefTable here, its handles in each world). A node
+keeps its number in every later observation while the table holds it; a number is never given
+to another node of that document; a new document starts again at 1. A ref from any earlier
+observation of the document works while its node is attached and keeps its role and name.
 
 `bp snapshot --diff` reports a new observation relative to the Agent's previous one of the same
-tab: identity is the node itself (the previous observation's handles are still in each world
-when the walker runs there), so a clone that looks the same is removed + added, never unchanged.
+tab: identity is the node itself (its number), so a clone that looks the same is removed +
+added, never unchanged.
 """
 
 import json
@@ -25,6 +30,9 @@ MAX_BYTES = 2 * 1024 * 1024
 # A private setting for tests (not a public flag): how long an observation's refs stay usable.
 OBSERVATION_TTL_S = float(os.environ.get("BROWSER_PILOT_OBSERVATION_TTL_MS", "300000")) / 1000.0
 WORLD_NAME = "browser-pilot"
+# Live refs one ref table holds per document world; past it the oldest numbers the latest
+# observation did not list expire (stale_ref `expired`). A private setting for tests.
+MAX_REFS = int(os.environ.get("BROWSER_PILOT_MAX_REFS", "10000"))
 
 _SCRIPTS = {}
 
@@ -43,14 +51,13 @@ class World:
     handles. A tab's own document is the root; an out-of-process iframe's world has the world
     of the document that embeds it as `parent`, and the frame element's position there (`slot`)."""
 
-    __slots__ = ("session", "context_id", "parent", "slot", "prev", "frame_id", "doc", "doc_parents")
+    __slots__ = ("session", "context_id", "parent", "slot", "frame_id", "doc", "doc_parents")
 
     def __init__(self, session, context_id, parent=None, slot=None):
         self.session = session
         self.context_id = context_id
         self.parent = parent
         self.slot = slot
-        self.prev = None  # --diff: the walker's {same, changed} against the previous observation
         # 'bp frame': the frame whose document this world is (not for the tab's own), the inline
         # document of the parent world that holds its frame element, and the walker's inline
         # documents (index -> index of the document holding its frame element).
@@ -59,11 +66,46 @@ class World:
         self.doc_parents = None
 
 
-class Observation:
-    __slots__ = ("id", "generation", "raw", "session", "loader", "context_id", "count", "created_at", "refs",
-                 "evicted", "frame")
+class RefTable:
+    """One Agent's ref numbers in one document of a tab. The nodes themselves stay in each
+    world's table (scripts/observe.js); here: the next number, and which world holds a number
+    when it is not the tab's own (an out-of-process or cross-origin frame's)."""
 
-    def __init__(self, generation, raw, session, loader, context_id, count):
+    __slots__ = ("id", "generation", "session", "loader", "context_id", "next", "owner", "worlds")
+
+    def __init__(self, generation, session, loader, context_id):
+        self.id = "refs-" + os.urandom(8).hex()
+        self.generation, self.session, self.loader, self.context_id = generation, session, loader, context_id
+        self.next = 1  # never goes down: a number is never given twice in the document
+        self.owner = {}  # ref -> world key (session, context id), for refs outside the tab's own world
+        self.worlds = {}  # world key -> the World of its latest walk (its frame slot is current)
+
+    def of(self, generation, session, loader, context_id):
+        return (self.generation, self.session, self.loader, self.context_id) == (generation, session, loader,
+                                                                                context_id)
+
+    def held(self, ref, world):
+        if world.session is not self.session or world.context_id != self.context_id:
+            key = (world.session, world.context_id)
+            if key not in self.worlds and len(self.worlds) >= 256:  # frames come and go: keep the live ones
+                self.worlds = {k: w for k, w in self.worlds.items() if k[0].alive}
+            self.worlds[key] = world
+            self.owner[ref] = key
+            if len(self.owner) > 4 * MAX_REFS:  # the oldest go (they fail as expired in the top world)
+                for old in list(self.owner)[:MAX_REFS]:
+                    del self.owner[old]
+
+    def locate(self, ref):
+        key = self.owner.get(ref)
+        world = self.worlds.get(key) if key else None
+        return world or World(self.session, self.context_id)
+
+
+class Observation:
+    __slots__ = ("id", "generation", "raw", "session", "loader", "context_id", "count", "created_at", "listed",
+                 "table", "evicted", "frame")
+
+    def __init__(self, generation, raw, session, loader, context_id, count, table=None):
         self.id = "obs-" + os.urandom(8).hex()
         self.generation = generation
         self.raw = raw
@@ -72,7 +114,8 @@ class Observation:
         self.context_id = context_id
         self.count = count
         self.created_at = time.monotonic()
-        self.refs = None  # ref - 1 -> (World, index in that world); None: all in the tab's world
+        self.listed = []  # the refs this observation returned, in order
+        self.table = table
         self.evicted = False
         self.frame = None  # the Agent's selected frame (id) it was made in; None: the whole tab
 
@@ -82,12 +125,11 @@ class Observation:
     def evict(self):
         """Out of the broker-wide store (broker/agents.py): its refs now fail as expired."""
         self.evicted = True
-        self.refs = None
+        self.listed = []
 
     def locate(self, ref):
-        if self.refs is None:
-            return World(self.session, self.context_id), ref - 1
-        return self.refs[ref - 1]
+        """(World, ref): where the ref's node is held."""
+        return self.table.locate(ref), ref
 
 
 def world_key(agent_key):
@@ -115,18 +157,33 @@ def call_in_world(session, context_id, source, opts, timeout_s=15.0, fn=None):
     return (reply.get("result") or {}).get("value")
 
 
-def _walk(session, world_context, opts, timeout_s):
+def _numbered(table, opts, walk):
+    """One world's walk, handing out numbers from the table's next one. A walk whose answer is
+    lost may still have handed some out in its world: those are skipped, never given twice."""
+    opts["next"] = table.next
+    try:
+        result = walk()
+    except BaseException:
+        table.next += opts["limit"]
+        raise
+    table.next = max(table.next, int((result or {}).get("next") or 0))
+    return result
+
+
+def _walk(session, world_context, opts, timeout_s, table):
     """Run the walker in a session's isolated world; once more if the document changed under us."""
     try:
         _mark_listeners(session, world_context)
-        return world_context, call_in_world(session, world_context, script("observe.js"), opts, timeout_s)
+        return world_context, _numbered(table, opts, lambda: call_in_world(session, world_context,
+                                                                          script("observe.js"), opts, timeout_s))
     except BPError as exc:
         if not context_gone(exc):
             raise
         session.forget_world()
         context_id, _ = session.world(WORLD_NAME)
         _mark_listeners(session, context_id)
-        return context_id, call_in_world(session, context_id, script("observe.js"), opts, timeout_s)
+        return context_id, _numbered(table, opts, lambda: call_in_world(session, context_id, script("observe.js"),
+                                                                        opts, timeout_s))
 
 
 def _mark_listeners(session, context_id):
@@ -240,13 +297,14 @@ def _expand(world, result, opts, timeout_s, depth, acc):
     """Append the world's elements to acc (splicing in out-of-process frames where the walker
     left a placeholder) and return {position in the walker's output: global ref} for its hints."""
     positions = {}
-    local = 0
     slots = None
+    table = acc["table"]
+    acc["changed"].update((ref, fields) for ref, fields in result.get("changed") or ())
     for position, item in enumerate(result["elements"]):
         if "frame" not in item:
-            acc["rows"].append((item, world, local))
+            acc["rows"].append((item, world))
+            table.held(item["ref"], world)
             positions[position + 1] = len(acc["rows"])
-            local += 1
             continue
         if slots is None:
             slots = _frame_slots(world, opts["key"])
@@ -259,17 +317,17 @@ def _expand(world, result, opts, timeout_s, depth, acc):
                 # so the same session, but a world of its own in that frame.
                 child = world.session
                 context_id, frame_id = _same_process_world(world, opts["key"], item["frame"])
-                child_result = call_in_world(child, context_id, script("observe.js"), opts, timeout_s)
+                child_result = _numbered(table, opts, lambda: call_in_world(child, context_id, script("observe.js"),
+                                                                            opts, timeout_s))
             else:
                 frame_id = child.frame_id
                 context_id, _ = child.world(WORLD_NAME)
-                context_id, child_result = _walk(child, context_id, opts, timeout_s)
+                context_id, child_result = _walk(child, context_id, opts, timeout_s, table)
         except BPError:
             acc["omitted"] += 1
             continue
         acc["reasons"].update(child_result["truncationReasons"])
         child_world = World(child, context_id, world, item["frame"])
-        child_world.prev = _walk_prev(child_result)
         child_world.frame_id, child_world.doc = frame_id, item.get("d", 0)
         child_world.doc_parents = child_result.get("docParents")
         acc["hints"].append((child_result["hints"], _expand(child_world, child_result, opts, timeout_s, depth + 1, acc)))
@@ -359,49 +417,80 @@ def _size(value):
     return len(json.dumps(value, ensure_ascii=False).encode())
 
 
-def observe(broker, agent, raw, session, limit, timeout_s=15.0, diff=False):
+def ref_table(broker, agent, raw, session, loader, context_id):
+    """The Agent's ref table for the tab's current document: a new document gets a new one."""
+    table = agent.ref_tables.get(raw)
+    if table is None or not table.of(broker.browser.generation, session, loader, context_id):
+        table = agent.ref_tables[raw] = RefTable(broker.browser.generation, session, loader, context_id)
+    return table
+
+
+def _walk_top(broker, agent, raw, session, opts, timeout_s):
+    """(table, result) of the walker in the tab's own world, with the ref table of the document
+    it actually walked (a new one when the document changed meanwhile)."""
+    context_id, loader = session.world(WORLD_NAME)
+    table = ref_table(broker, agent, raw, session, loader, context_id)
+    opts["table"] = table.id
+    walked, result = _walk(session, context_id, opts, timeout_s, table)
+    if walked != context_id:  # another document by the time the walker ran: number it afresh
+        table = ref_table(broker, agent, raw, session, session.loader, walked)
+        opts["table"] = table.id
+        walked, result = _walk(session, walked, opts, timeout_s, table)
+    return table, result
+
+
+def register(broker, agent, raw, session, timeout_s=15.0):
+    """Number every element a snapshot of the tab's own document would list, without making an
+    observation (bp find reports the numbers); returns the ref table."""
+    opts = {"limit": MAX_LIMIT, "key": world_key(agent.key), "bound": MAX_REFS, "register": True}
+    table, _ = _walk_top(broker, agent, raw, session, opts, timeout_s)
+    return table
+
+
+def observe(broker, agent, raw, session, limit, timeout_s=15.0, diff=False, grep=None, role=None):
     """A fresh observation of the tab, stored as the Agent's latest for it. With diff, only what
-    changed since the Agent's previous observation of the tab (see _diff)."""
+    changed since the Agent's previous observation of the tab (see _diff). With grep (and role),
+    only the matching elements, the whole page searched (see _grep)."""
     if not 1 <= limit <= MAX_LIMIT:
         raise BPError("invalid_argument", f"--limit must be 1-{MAX_LIMIT}.", context={"field": "limit"})
     if session.dialog_open():
         raise BPError("action_not_verified", "A JavaScript dialog is open in this tab and blocks the page.",
                       retryable=True, context=session.dialog_context())
+    if grep is not None and not grep.strip():
+        raise BPError("invalid_argument", "--grep needs a text to look for.", context={"field": "grep"})
     prev = agent.observations.get(raw) if diff else None
+    searching = grep is not None or role is not None
     from broker import page
 
     frame = page.selected_frame(agent, raw, session)  # 'bp frame N': only that frame is observed
-    context_id, loader = session.world(WORLD_NAME)
-    obs = Observation(broker.browser.generation, raw, session, loader, context_id, 0)
+    # With --grep/--role, or in a frame, the whole tab is walked (up to the hard cap) and then cut
+    # to what is wanted: the walker's element limit must not be spent on the rest of the page.
+    walk_limit = MAX_LIMIT if searching or frame is not None else limit
+    opts = {"limit": walk_limit, "key": world_key(agent.key), "bound": MAX_REFS, "diff": bool(diff)}
+    table, result = _walk_top(broker, agent, raw, session, opts, timeout_s)
+    obs = Observation(broker.browser.generation, raw, session, table.loader, table.context_id, 0, table)
     obs.frame = frame.frame_id if frame is not None else None
-    # In a frame the whole tab is walked (up to the hard cap) and cut to the frame's elements:
-    # the walker's element limit must not be spent on the rest of the page.
-    opts = {"limit": MAX_LIMIT if frame is not None else limit, "key": world_key(agent.key), "obs": obs.id}
-    if prev is not None and not prev.evicted:
-        opts["prev"] = prev.id  # each world compares with what it still holds of that observation
-    context_id, result = _walk(session, context_id, opts, timeout_s)
-    if context_id != obs.context_id:
-        obs.context_id, obs.loader = context_id, session.loader
-    top = World(session, context_id)
-    top.prev = _walk_prev(result)
+    top = World(session, table.context_id)
     top.doc_parents = result.get("docParents")
-    acc = {"rows": [], "omitted": 0, "reasons": set(result["truncationReasons"]), "hints": []}
+    acc = {"rows": [], "omitted": 0, "reasons": set(result["truncationReasons"]), "hints": [], "table": table,
+           "changed": {}}
     acc["hints"].insert(0, (result["hints"], _expand(top, result, opts, timeout_s, 0, acc)))
     if frame is not None:
         _keep_frame(acc, frame.frame_id, opts["key"])
     rows = acc["rows"]
     reasons = acc["reasons"]
-    if len(rows) > limit:
-        del rows[limit:]
+    if len(rows) > (walk_limit if searching else limit):
+        del rows[walk_limit if searching else limit:]
         reasons.add("element_limit")
     hints = _merge_hints(acc["hints"], len(rows))
+    for hint in hints:  # hints name rows; refs are the rows' numbers
+        if "refs" in hint:
+            hint["refs"] = [rows[r - 1][0]["ref"] for r in hint["refs"]]
+    for element, _ in rows:
+        element.pop("d", None)  # the walker's inline-document tag: not part of the element
     if acc["omitted"]:
         hints.append({"code": "frames_omitted", "source": "observation", "confidence": "strong",
                       "recommendedAction": "inspect_visually", "count": acc["omitted"]})
-    if frame is not None or any(world is not top for _, world, _ in rows):
-        obs.refs = [(world, local) for _, world, local in rows]
-    for element, _, _ in rows:
-        element.pop("d", None)  # the walker's inline-document tag: not part of the element
     from broker import dialogs  # dialogs of the Agent's other tabs left pending too long: first
 
     hints = dialogs.hints(broker, agent) + hints
@@ -411,8 +500,10 @@ def observe(broker, agent, raw, session, limit, timeout_s=15.0, diff=False):
            "truncated": False, "truncationReasons": [], "hints": hints[:16]}
     if profile:
         out["profileContextId"] = profile[0]
-    for ref, (element, _, _) in enumerate(rows, start=1):
-        out["elements"].append({"ref": ref, **element})
+    matches = None
+    if searching:
+        rows, matches = _grep(rows, grep, role, limit, reasons)
+    out["elements"] = [element for element, _ in rows]
     size = 0 if fastjson.size_within(out, MAX_BYTES) else _size(out)
     while size > MAX_BYTES and out["elements"]:  # meet the byte budget by cutting, with a reason
         dropped = out["elements"].pop()
@@ -421,30 +512,42 @@ def observe(broker, agent, raw, session, limit, timeout_s=15.0, diff=False):
     count = len(out["elements"])
     base = _diff_base(obs, prev) if diff else None
     if base == "previous":
-        count, body = _diff(out, prev, rows, count, reasons)
+        count, body = _diff(out, prev, rows, count, reasons, acc["changed"])
         del out["elements"]
         out["diff"] = body
     elif diff:
         out["diff"] = {"base": base, "count": count}
-        if prev is not None and prev.count:
-            out["diff"]["invalidated"] = {"from": 1, "to": prev.count}
+        if prev is not None and prev.table is not None and prev.table is not table and prev.table.next > 1:
+            out["diff"]["invalidated"] = {"from": 1, "to": prev.table.next - 1}  # the old document's refs
+    if matches is not None:
+        out["matches"] = matches
+    obs.listed = [element["ref"] for element, _ in rows[:count]]
     obs.count = count
-    for hint in out["hints"]:  # refs of this observation only: none past what was returned
+    listed = set(obs.listed)
+    for hint in out["hints"]:  # refs this observation returned only
         if "refs" in hint:
-            hint["refs"] = [r for r in hint["refs"] if r <= count]
+            hint["refs"] = [r for r in hint["refs"] if r in listed]
     out["truncationReasons"] = [r for r in REASON_ORDER if r in reasons]
     out["truncated"] = bool(out["truncationReasons"])
     broker.agents.store_observation(agent, raw, obs)
     return out
 
 
-def _walk_prev(result):
-    """The walker's comparison with the previous observation in its world: {same: [previous index
-    of each element's node, or -1], changed: {index: [fields]}}, or None."""
-    prev = result.get("prev")
-    if not prev:
-        return None
-    return {"same": prev["same"], "changed": {index: fields for index, fields in prev["changed"]}}
+def _grep(rows, text, role, limit, reasons):
+    """(rows, total): the rows whose name, value or context contains text (any case) and whose
+    role is role, at most limit of them (element_limit past it), and how many matched."""
+    needle = text.casefold() if text else None
+    found = []
+    for element, world in rows:
+        if role is not None and element["role"] != role:
+            continue
+        if needle is not None and not any(needle in str(element.get(field) or "").casefold()
+                                          for field in ("name", "value", "context")):
+            continue
+        found.append((element, world))
+    if len(found) > limit:
+        reasons.add("element_limit")
+    return found[:limit], len(found)
 
 
 def _diff_base(obs, prev):
@@ -460,33 +563,20 @@ def _diff_base(obs, prev):
     return "previous"
 
 
-def _previous_ref(prev):
-    """fn(world, index in that world's previous walk) -> the previous observation's ref or None."""
-    if prev.refs is None:
-        def top_only(world, local):
-            if world.session is prev.session and world.context_id == prev.context_id and local < prev.count:
-                return local + 1
-            return None
-        return top_only
-    table = {(id(w.session), w.context_id, local): ref
-             for ref, (w, local) in enumerate(prev.refs[:prev.count], start=1)}
-    return lambda world, local: table.get((id(world.session), world.context_id, local))
-
-
-def _diff_body(prev, rows, count, lookup):
-    added, changed, pairs = [], [], []
-    for ref in range(1, count + 1):
-        element, world, local = rows[ref - 1]
-        walk = world.prev
-        before = walk["same"][local] if walk and local < len(walk["same"]) else -1
-        old = lookup(world, before) if before >= 0 else None
-        if old is None:
-            added.append({"ref": ref, **element})
+def _diff_body(prev, rows, count, changed_fields):
+    """Numbers are stable, so an element is the same one when its ref is: added (not in the
+    previous observation), changed (in it, some field changed), removed (in it, not now)."""
+    before = set(prev.listed)
+    added, changed, now = [], [], set()
+    for element, _ in rows[:count]:
+        ref = element["ref"]
+        now.add(ref)
+        if ref not in before:
+            added.append(element)
             continue
-        pairs.append((old, ref))
-        fields = walk["changed"].get(local)
+        fields = changed_fields.get(ref)
         if fields:
-            entry = {"ref": ref, "was": old, **element}
+            entry = {"ref": ref, "was": ref, **{k: v for k, v in element.items() if k != "ref"}}
             # A field that went away is reported as its empty value, not left out.
             if "value" in fields and "value" not in entry:
                 entry["value"] = ""
@@ -494,41 +584,30 @@ def _diff_body(prev, rows, count, lookup):
                 entry["checked"] = False
             entry["fields"] = fields
             changed.append(entry)
-    kept = {old for old, _ in pairs}
-    runs = []
-    for old, new in sorted(pairs):
-        if runs and runs[-1][1] + 1 == old and runs[-1][2] + (old - runs[-1][0]) == new:
-            runs[-1][1] = old
-        else:
-            runs.append([old, old, new])
-    body = {"base": "previous", "count": count, "added": added, "changed": changed,
-            "removed": [r for r in range(1, prev.count + 1) if r not in kept], "refMap": runs,
-            "unchanged": len(pairs) - len(changed)}
-    if prev.count:
-        body["invalidated"] = {"from": 1, "to": prev.count}
-    return body
+    kept = len(now & before)
+    return {"base": "previous", "count": count, "added": added, "changed": changed,
+            "removed": sorted(before - now), "unchanged": kept - len(changed)}
 
 
-def _diff(out, prev, rows, count, reasons):
+def _diff(out, prev, rows, count, reasons, changed_fields):
     """(count, diff) of this observation's first `count` elements against the previous
-    observation of the tab. Every previous ref is superseded (`invalidated`); each one is either
-    in `removed` or mapped to its new number by `refMap` runs [oldFrom, oldTo, newFrom]. A diff
-    that would still pass the byte budget is cut like a full observation: fewer refs, byte_limit."""
-    lookup = _previous_ref(prev)
+    observation of the tab. No ref is superseded (numbers are stable), so there is no refMap:
+    an element kept its number. A diff that would still pass the byte budget is cut like a full
+    observation: fewer refs, byte_limit."""
     # What the reply adds around the diff: the header, the "diff" key, a truncation reason.
     budget = MAX_BYTES - _size({k: v for k, v in out.items() if k != "elements"}) - 64
-    body = _diff_body(prev, rows, count, lookup)
+    body = _diff_body(prev, rows, count, changed_fields)
     if fastjson.size_within(body, budget):
         return count, body
     reasons.add("byte_limit")
     low, high = 0, count  # the largest count whose diff fits
     while low < high:
         mid = (low + high + 1) // 2
-        if _size(_diff_body(prev, rows, mid, lookup)) <= budget:
+        if _size(_diff_body(prev, rows, mid, changed_fields)) <= budget:
             low = mid
         else:
             high = mid - 1
-    return low, _diff_body(prev, rows, low, lookup)
+    return low, _diff_body(prev, rows, low, changed_fields)
 
 
 def context_gone(exc):
@@ -540,28 +619,32 @@ def stale(reason, message="The ref is stale: the page changed since the snapshot
 
 
 def check_ref(broker, agent, raw, session, ref):
-    """The ref's (World, index) in the Agent's latest observation of this tab, or stale_ref."""
+    """(RefTable, World, ref): where the Agent's ref table of this tab's document holds the ref,
+    or stale_ref. Any number the table gave out counts, whether or not the latest observation
+    listed it; the node itself is checked in its world (_in_world)."""
     obs = agent.observations.get(raw)
-    if obs is None:
+    table = agent.ref_tables.get(raw) or (obs.table if obs is not None else None)
+    if table is None:
         raise stale("no_observation", "There is no snapshot of this tab for this Agent; run 'bp snapshot'.")
-    if obs.generation != broker.browser.generation:
+    if table.generation != broker.browser.generation:
         raise stale("browser_reconnected")
-    if obs.expired():
+    if obs is not None and obs.table is table and obs.expired():
         raise stale("expired")
-    if not isinstance(ref, int) or not 1 <= ref <= obs.count:
-        raise BPError("stale_ref", f"Ref {ref} is not in the latest snapshot (1-{obs.count}).",
+    if not isinstance(ref, int) or not 1 <= ref < table.next:
+        last = f"1-{table.next - 1}" if table.next > 1 else "none yet"
+        raise BPError("stale_ref", f"Ref {ref} was never given on this page ({last}).",
                       context={"field": "ref", "reason": "unknown_ref"})
-    if obs.session is not session or not session.alive:
+    if table.session is not session or not session.alive:
         raise stale("session_replaced")
-    if session.loader != obs.loader:
+    if session.loader != table.loader:
         raise stale("navigation")
-    if (agent.frames.get(raw) or {}).get("frameId") != obs.frame:
+    if obs is not None and obs.table is table and (agent.frames.get(raw) or {}).get("frameId") != obs.frame:
         raise stale("frame_changed", "The selected frame changed since the snapshot ('bp frame'); run 'bp snapshot'.")
-    world, index = obs.locate(ref)
+    world = table.locate(ref)
     for w in _chain(world):
         if not w.session.alive:
             raise stale("frame_detached")
-    return obs, world, index
+    return table, world, ref
 
 
 def _chain(world):
@@ -570,9 +653,10 @@ def _chain(world):
         world = world.parent
 
 
-def _in_world(world, obs, opts, fn=None):
+def _in_world(world, table, opts, fn=None):
     try:
-        answer = call_in_world(world.session, world.context_id, script("resolve.js"), {"obs": obs.id, **opts}, fn=fn)
+        answer = call_in_world(world.session, world.context_id, script("resolve.js"), {"table": table.id, **opts},
+                               fn=fn)
     except BPError as exc:
         if context_gone(exc):
             raise stale("document_replaced") from None
@@ -597,16 +681,16 @@ def _refused(answer):
 
 
 def resolve(broker, agent, raw, session, ref, mode="act", **extra):
-    """Validate ref against the Agent's latest observation of this tab; returns the resolver's
+    """Validate ref against the Agent's ref table of this tab's document; returns the resolver's
     answer (top-level viewport coordinates and state) or raises stale_ref / action_not_verified.
     Never rebinds. Inside out-of-process iframes the hit points are mapped up through every
     embedding document, each of which must show the frame there."""
-    obs, world, index = check_ref(broker, agent, raw, session, ref)
+    table, world, ref = check_ref(broker, agent, raw, session, ref)
     key = world_key(agent.key)
-    opts = {"key": key, "index": index, "mode": mode, **extra}
+    opts = {"key": key, "ref": ref, "mode": mode, **extra}
     nested = world.parent is not None and mode == "act"
     focus = opts.pop("focus", False) if nested else False
-    answer = _in_world(world, obs, dict(opts, allPoints=True, nested=True) if nested else opts)
+    answer = _in_world(world, table, dict(opts, allPoints=True, nested=True) if nested else opts)
     if answer.get("refuse"):
         raise _refused(answer)
     if not nested:
@@ -622,7 +706,7 @@ def resolve(broker, agent, raw, session, ref, mode="act", **extra):
     while child.parent is not None:
         if target is None and child.parent.session is not child.session:
             target = (child.session, points)
-        mapped = _in_world(child.parent, obs, {"key": key, "mode": "frame", "slot": child.slot, "points": points,
+        mapped = _in_world(child.parent, table, {"key": key, "mode": "frame", "slot": child.slot, "points": points,
                                                "nested": child.parent.parent is not None})
         if mapped.get("refuse"):
             raise _refused(mapped)
@@ -632,7 +716,7 @@ def resolve(broker, agent, raw, session, ref, mode="act", **extra):
     first = next(i for i, p in enumerate(points) if p)
     if focus:
         # Focus only once the element is known to be reachable through every frame above it.
-        focused = _in_world(world, obs, dict(opts, focus=True, nested=True))
+        focused = _in_world(world, table, dict(opts, focus=True, nested=True))
         if focused.get("refuse"):
             raise _refused(focused)
         answer.update(editable=focused.get("editable"), state=focused.get("state"))
@@ -645,7 +729,7 @@ def on_ref(broker, agent, raw, session, ref, source, args=None, timeout_s=15.0):
     """Run the JavaScript function `source` as fn(element, args) against the ref's element in
     Browser Pilot's isolated world, after the same staleness checks as resolve(); returns its
     (JSON) value."""
-    obs, world, index = check_ref(broker, agent, raw, session, ref)
-    answer = _in_world(world, obs, {"key": world_key(agent.key), "index": index, "mode": "call", "args": args or {}},
+    table, world, ref = check_ref(broker, agent, raw, session, ref)
+    answer = _in_world(world, table, {"key": world_key(agent.key), "ref": ref, "mode": "call", "args": args or {}},
                        fn=source)
     return answer.get("value")

@@ -407,11 +407,22 @@ def search(agent, raw, session, args, deadline):
             "matches": result["matches"], "truncated": result["truncated"]}
 
 
-def find(agent, raw, session, args, deadline):
+def find(agent, raw, session, args, deadline, broker=None):
     frame = selected_frame(agent, raw, session)
     opts = {"op": "find", "selector": args["selector"], "limit": args.get("limit", 20),
             "attributes": args.get("attributes") or [], "shadow": not args.get("noShadow"),
             "offset": list(frame_offset(frame))}
+    if frame is None and broker is not None:
+        # Each element a snapshot would list gets (or keeps) its ref number first, so a match
+        # carries the same `ref` a snapshot shows. The ref table lives in the tab's own world.
+        check_dialog(session)
+        try:
+            table = observe.register(broker, agent, raw, session,
+                                     timeout_s=max(1.0, deadline - time.monotonic()))
+            opts["refs"] = {"key": observe.world_key(agent.key), "table": table.id}
+        except BPError as exc:
+            if exc.code == "action_not_verified":  # a dialog opened meanwhile
+                raise
     result = run_script(frame, session, opts, deadline)
     _selector_errors(result, args["selector"])
     return {"url": result["url"], "title": result["title"], "totalMatches": result["totalMatches"],

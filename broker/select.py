@@ -50,7 +50,7 @@ def select(broker, agent, raw, session, args, deadline):
         bound = _on_target(broker, agent, raw, session, args, {**slot, "op": "bind"})
         # Later steps run where the ref lives (an out-of-process iframe has its own world and
         # its own input target), on the bound handle: the combobox's name may change meanwhile.
-        world, _ = agent.observations[raw].locate(args["ref"])
+        _, world, _ = observe.check_ref(broker, agent, raw, session, args["ref"])
         where = dict(zip(("input", "x", "y"), actions.input_point(session, answer)))
     else:
         bound = _on_target(broker, agent, raw, session, args, {**slot, "op": "bind", "preflight": True})

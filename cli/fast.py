@@ -199,7 +199,17 @@ def _flags(args, v, pairs):
 
 
 def _snapshot(v):
-    return _flags({"limit": v["limit"]}, v, (("diff", "diff"),))
+    grep, role = v["grep"], v["role"]
+    if v["diff"] and (grep is not None or role is not None):
+        return None  # click refuses the pair
+    if grep is not None and not grep.strip():
+        return None
+    args = _flags({"limit": v["limit"]}, v, (("diff", "diff"),))
+    if grep is not None:
+        args["grep"] = grep
+    if role is not None:
+        args["role"] = role
+    return args
 
 
 def _click(v):

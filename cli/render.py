@@ -26,21 +26,22 @@ BASES = {"none": "no previous snapshot of this tab", "navigation": "the tab show
 
 
 def _diff(d, lines):
-    """--diff: `+` added, `~` changed (with the old ref), `-` removed old refs; refs are the new ones."""
+    """--diff: `+` added, `~` changed, `-` removed refs (an element keeps its number)."""
     if d.get("base") != "previous":
         lines.append(f"[diff] full snapshot: {BASES.get(d.get('base'), escape(d.get('base')))}")
         return
     counts = (f"{len(d['added'])} added, {len(d['changed'])} changed, {len(d['removed'])} removed, "
               f"{d['unchanged']} unchanged")
-    lines.append(f"[diff] {counts}; the new refs are {_span(1, d['count']) if d['count'] else 'none'}")
-    moved = [run for run in d["refMap"] if run[0] != run[2]]
+    lines.append(f"[diff] {counts}")
+    moved = [run for run in d.get("refMap") or () if run[0] != run[2]]  # a broker before stable refs
     if moved:
         shown = "; ".join(f"{_span(a, b)} -> {_span(n, n + b - a)}" for a, b, n in moved[:20])
         lines.append(f"[renumbered] {shown}" + (f"; … {len(moved) - 20} more" if len(moved) > 20 else ""))
     for e in d["added"]:
         lines.append(_element(e, "+"))
     for e in d["changed"]:
-        line = _element(e, "~") + f" (was [{e['was']}]: {', '.join(e['fields'])})"
+        was = f"was [{e['was']}]: " if e["was"] != e["ref"] else ""
+        line = _element(e, "~") + f" ({was}{', '.join(e['fields'])})"
         if "checked" in e["fields"] and not e.get("checked"):
             line += " unchecked"
         lines.append(line)
@@ -65,6 +66,8 @@ def observation(r):
             lines.append("(no interactive elements)")
         for e in elements:
             lines.append(_element(e))
+    if "matches" in r:  # --grep / --role
+        lines.append(f"[matches] {r['matches']}")
     if r.get("truncated"):
         lines.append(f"[truncated: {', '.join(r['truncationReasons'])}]")
     for hint in r.get("hints") or []:

@@ -14,7 +14,6 @@ def _frame(agent, raw, session, args, deadline):
 READERS = {
     protocol.OP_READ: page.read,
     protocol.OP_SEARCH: page.search,
-    protocol.OP_FIND: page.find,
     protocol.OP_LOCATE: page.locate,
     protocol.OP_EVAL: page.evaluate,
     protocol.OP_FRAME: _frame,
@@ -31,3 +30,9 @@ def _reader(fn):
 
 for _op, _fn in READERS.items():
     handler(_op)(_reader(_fn))
+
+
+@handler(protocol.OP_FIND)
+def _find(tab):
+    page.check_dialog(tab.session)
+    return page.find(tab.agent, tab.raw, tab.session, tab.args, tab.deadline, broker=tab.broker)  # refs need the broker

@@ -217,6 +217,23 @@
   }
 
   const store = (globalThis.__browserPilot = globalThis.__browserPilot || {});
+  // This Agent's ref table for the document (broker/observe.py RefTable): one number per node
+  // for as long as the node is held, never given to another node; new nodes get the next one.
+  let table = store[opts.key];
+  if (!table || table.table !== opts.table)
+    table = store[opts.key] = {table: opts.table, next: 1, byRef: new Map(), ids: new Map(), listed: new Set(), frames: []};
+  table.next = Math.max(table.next, opts.next || 1);
+  const fresh = new Set();
+  function numberOf(el) {
+    let ref = table.ids.get(el);
+    if (ref === undefined) {
+      ref = table.next++;
+      table.ids.set(el, ref);
+      table.byRef.set(ref, {el: el, facts: null});
+      fresh.add(ref);
+    }
+    return ref;
+  }
   const els = [], facts = [], out = [], outEls = [], frames = [];
   // Inline (same-process, reachable) frame documents the walk entered: their frame elements and
   // the document each sits in (0 = this world's own). Elements say which one holds them (`d`),
@@ -245,7 +262,7 @@
         counted = true;
         if (els.length < LIMIT) {
           const name = cut(nameOf(el, role), MAX_NAME);
-          const element = {role: role, name: name};
+          const element = {ref: numberOf(el), role: role, name: name};
           if (ctx.docIndex) element.d = ctx.docIndex;
           const value = valueOf(el, role);
           if (value) element.value = cut(value, MAX_VALUE);
@@ -284,35 +301,41 @@
   visit(document.documentElement, 0, {doc: document, win: window, modal: topModal, parentStyle: null,
     insideControl: false});
 
-  // --diff: which of these nodes the Agent's previous observation held in this world (by node
-  // identity, never by role and name: an identical-looking replacement is a new element) and
-  // which of their reported fields changed since.
-  let prev = null;
-  const before = store[opts.key];
-  if (opts.prev && before && before.id === opts.prev) {
-    const index = new Map();
-    before.els.forEach((el, i) => index.set(el, i));
-    const same = [], changed = [];
-    els.forEach((el, i) => {
-      const j = index.has(el) ? index.get(el) : -1;
-      same.push(j);
-      if (j < 0) return;
-      const was = before.facts[j], now = facts[i], fields = [];
+  // --diff: which reported fields of the elements this table already held changed since they
+  // were last observed (identity is the node: an identical-looking replacement has a new number).
+  const changed = [];
+  const listed = new Set();
+  els.forEach((el, i) => {
+    const ref = table.ids.get(el), held = table.byRef.get(ref), now = facts[i], was = held.facts;
+    listed.add(ref);
+    if (opts.register) { if (!was) held.facts = now; return; }
+    if (opts.diff && was && !fresh.has(ref)) {
+      const fields = [];
       if (was[0] !== now[0]) fields.push("role");
       if (was[1] !== now[1]) fields.push("name");
       if ((was[2] || null) !== now[2]) fields.push("value");
       if (!!was[3] !== now[3]) fields.push("checked");
-      if (fields.length) changed.push([i, fields]);
-    });
-    prev = {same: same, changed: changed};
+      if (fields.length) changed.push([ref, fields]);
+    }
+    held.facts = now;
+  });
+  if (!opts.register) { table.listed = listed; table.frames = frames; table.docs = docs; }
+  // The table's bound: past it, the oldest numbers the latest observation did not list expire.
+  if (table.byRef.size > opts.bound) {
+    for (const [ref, held] of table.byRef) {
+      if (table.byRef.size <= opts.bound) break;
+      if (table.listed.has(ref)) continue;
+      table.byRef.delete(ref);
+      table.ids.delete(held.el);
+    }
   }
-  store[opts.key] = {id: opts.obs, els: els, facts: facts, frames: frames, docs: docs};
   // For live revalidation of a single ref after same-document changes (resolve.js).
   store.roleOf = roleOf;
   store.editorKind = editorKind;
   store.editorText = editorText;
   store.editorInput = editorInput;
   store.nameOf = (el, role) => nameOf(el, role).slice(0, MAX_NAME);
+  if (opts.register) return {next: table.next};
 
   const scroller = document.scrollingElement || document.documentElement;
   const vw = window.innerWidth, vh = window.innerHeight;
@@ -345,5 +368,5 @@
   const order = ["element_limit", "text_limit", "depth_limit", "byte_limit", "work_limit"];
   return {title: cut(document.title, MAX_NAME), url: location.href.slice(0, 16384), page: page, elements: out,
     truncationReasons: order.filter((r) => reasons.has(r)), hints: hints.slice(0, 16), eligible: eligible,
-    prev: prev, docParents: docs.length > 1 ? docParents : undefined};
+    next: table.next, changed: changed, docParents: docs.length > 1 ? docParents : undefined};
 })

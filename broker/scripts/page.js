@@ -348,8 +348,18 @@
       if (password && name.toLowerCase() === "value") continue;  // a prefilled secret stays in the page
       attributes.push({name: name, value: cut(el.getAttribute(name), 2048)});
     }
-    return Object.assign({index: index, tagName: el.localName, role: role, name: nameOf(el, role),
+    const found = Object.assign({index: index, tagName: el.localName, role: role, name: nameOf(el, role),
       text: cut(textOf(el), 500), visible: visible, enabled: enabled}, box(rect, ctx), {attributes: attributes});
+    const ref = refOf(el);
+    if (ref) found.ref = ref;
+    return found;
+  }
+  // The number this Agent's ref table (observe.js) holds for the element, if any.
+  const refTable = opts.refs && (globalThis.__browserPilot || {})[opts.refs.key];
+  function refOf(el) {
+    if (!refTable || refTable.table !== opts.refs.table) return null;
+    const ref = refTable.ids.get(el), held = ref && refTable.byRef.get(ref);
+    return held && held.facts ? ref : null;
   }
   function find() {
     const out = [];

@@ -6,8 +6,8 @@
 (function (opts, fn) {
   "use strict";
   const store = globalThis.__browserPilot || {};
-  const entry = store[opts.key];
-  if (!entry || entry.id !== opts.obs) return {stale: "document_replaced"};
+  const entry = store[opts.key];  // this Agent's ref table in this document (observe.js)
+  if (!entry || entry.table !== opts.table) return {stale: "document_replaced"};
 
   const composedContains = (outer, inner) => { for (let n = inner; n; n = n.parentNode || n.host || null) if (n === outer) return true; return false; };
   const hostOf = (node) => { const root = node.getRootNode(); return root && root.host ? root.host : null; };
@@ -107,13 +107,14 @@
     return obstruction ? {refuse: "obscured", obstruction: obstruction} : {refuse: "outside_viewport"};
   }
 
-  const el = entry.els[opts.index];
-  if (!el) return {stale: "document_replaced"};
+  const held = entry.byRef.get(opts.ref);
+  if (!held || !held.facts) return {stale: "expired"};  // let go past the table's bound
+  const el = held.el;
   if (!el.isConnected) return {stale: "node_detached"};
   if (!el.ownerDocument.defaultView) return {stale: "frame_detached"};
   const frames = frameChain(el);
   if (!frames) return {stale: "frame_detached"};
-  const [role, name] = entry.facts[opts.index];
+  const [role, name] = held.facts;
   const currentName = store.nameOf ? store.nameOf(el, role) : name;
   if (opts.mode !== "state" && store.roleOf && ((store.roleOf(el) || "button") !== role || currentName !== name))
     return {stale: "node_changed"};

@@ -23,7 +23,7 @@ def _xy(ctx, param, value):
 
 
 @click.command()
-@click.argument("ref", type=click.IntRange(1, 10000), required=False)
+@click.argument("ref", type=click.IntRange(1, protocol.MAX_REF), required=False)
 @click.option("--xy", callback=_xy, metavar="X,Y", help="Click viewport coordinates instead of a ref.")
 @click.option("--double", is_flag=True, help="Double-click.")
 @click.option("--right", is_flag=True, help="Right-click.")
@@ -71,7 +71,7 @@ def text_argument(text):
 
 
 @click.command(name="type")
-@click.argument("ref", type=click.IntRange(1, 10000))
+@click.argument("ref", type=click.IntRange(1, protocol.MAX_REF))
 @click.argument("text")
 @click.option("-c", "--clear", is_flag=True, help="Empty the field first (select all, delete; also rich editors).")
 @click.option("-s", "--submit", is_flag=True, help="Press Enter afterwards (not sent if the page changed meanwhile).")
@@ -100,7 +100,7 @@ def type_text(ref, text, clear, submit, limit):
 
 
 @click.command()
-@click.argument("ref", type=click.IntRange(1, 10000))
+@click.argument("ref", type=click.IntRange(1, protocol.MAX_REF))
 @click.option("-l", "--limit", type=click.IntRange(1, 10000), default=50, show_default=True,
               help="Most elements in the returned observation.")
 def hover(ref, limit):

@@ -59,8 +59,8 @@ def screenshot(file, full, selector, annotate):
         file, annotate = annotate, ""
     if annotate:
         refs = sorted({int(r) for r in annotate.split(",")})
-        if not all(1 <= r <= 10000 for r in refs) or len(refs) > 200:
-            raise click.BadParameter("refs are 1-10000, at most 200 of them", param_hint="--annotate")
+        if not all(1 <= r <= protocol.MAX_REF for r in refs) or len(refs) > 200:
+            raise click.BadParameter(f"refs are 1-{protocol.MAX_REF}, at most 200 of them", param_hint="--annotate")
     modes = [name for name, on in (("--full", full), ("--selector", selector is not None),
                                    ("--annotate", annotate is not None)) if on]
     if len(modes) > 1:
@@ -168,7 +168,7 @@ def _upload_source(path):
 
 @click.command()
 @click.argument("filepath")
-@click.option("--ref", type=click.IntRange(1, 10000), help="The file input's ref (or its label's) from the latest snapshot.")
+@click.option("--ref", type=click.IntRange(1, protocol.MAX_REF), help="The file input's ref (or its label's) from the latest snapshot.")
 @click.option("--nth", type=click.IntRange(1, 10000), help="The page's Nth file input (default 1).")
 @click.option("-l", "--limit", type=click.IntRange(1, 10000), default=50, show_default=True,
               help="Most elements in the returned observation.")

@@ -15,22 +15,36 @@ from cli.output import finish
               help="Most elements to return (1-10000); more sets truncated with element_limit.")
 @click.option("--diff", is_flag=True,
               help="Only what changed since this Agent's previous observation of the tab: added, changed "
-                   "and removed elements, and how the old refs map to the new ones.")
-def snapshot(limit, diff):
+                   "and removed elements.")
+@click.option("--grep", metavar="TEXT",
+              help="Only elements whose name, value or context contains TEXT (any case), the whole page "
+                   "searched; matches gives how many.")
+@click.option("--role", type=click.Choice(protocol.ELEMENT_ROLES),
+              help="Only elements of this role (with or without --grep).")
+def snapshot(limit, diff, grep, role):
     """Show what can be acted on in the selected tab now, as numbered refs.
 
-    A ref names an element of this Agent's latest snapshot (or action result) of the tab; after
-    the page changes, old refs fail with stale_ref and are never re-bound. With --diff the new
-    observation still supersedes the previous one: use the refs it reports (refMap gives the
-    new number of every element that stayed).
+    An element keeps its ref number for as long as it stays in the page: every later snapshot
+    and action result shows it under the same number, and a number is never given to another
+    element of that page. A ref stops working (stale_ref) when its element is removed or
+    changes role or name, or the tab shows a new page (which numbers from 1 again).
 
     \b
     Example:  bp snapshot --limit 100
               bp snapshot --diff
+              bp snapshot --grep delete --role button
     """
     signals.install()
+    if diff and (grep is not None or role is not None):
+        raise click.UsageError("give --diff or --grep/--role, not both")
+    if grep is not None and not grep.strip():
+        raise click.BadParameter("the text is empty", param_hint="'--grep'")
     args = {"limit": limit}
     if diff:
         args["diff"] = True
+    if grep is not None:
+        args["grep"] = grep
+    if role is not None:
+        args["role"] = role
     finish(client.call(click.get_current_context().obj, protocol.OP_SNAPSHOT, args),
            render.observation)

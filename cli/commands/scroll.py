@@ -16,7 +16,7 @@ from cli.output import finish
               help="How far: in viewports (default 1) or, with --unit pixels, in CSS pixels.")
 @click.option("--unit", type=click.Choice(["pixels", "viewport"]), default=None,
               help="Unit of --amount (default viewport: the scroller's visible height or width).")
-@click.option("--ref", type=click.IntRange(1, 10000), default=None, help="Scroll this container (a ref).")
+@click.option("--ref", type=click.IntRange(1, protocol.MAX_REF), default=None, help="Scroll this container (a ref).")
 @click.option("--selector", default=None, metavar="CSS", help="Scroll this container (first CSS match).")
 @click.option("--to", "to", type=click.Choice(["start", "end"]), default=None, help="Scroll to the top or bottom.")
 @click.option("--to-text", "to_text", default=None, metavar="TEXT",

@@ -16,8 +16,8 @@ def _target(value):
     """A bare number is a ref of the latest snapshot; anything else a CSS selector."""
     if value.isascii() and value.isdigit():  # "١" is a CSS selector, not ref 1
         ref = int(value)
-        if not 1 <= ref <= 10000:
-            raise click.BadParameter("a ref is 1-10000", param_hint="TARGET")
+        if not 1 <= ref <= protocol.MAX_REF:
+            raise click.BadParameter(f"a ref is 1-{protocol.MAX_REF}", param_hint="TARGET")
         return {"ref": ref}
     if not value.strip() or len(value) > MAX_SELECTOR:
         raise click.BadParameter(f"a CSS selector of 1-{MAX_SELECTOR} characters", param_hint="TARGET")

@@ -1,5 +1,6 @@
 """`bp snapshot --diff` on real Chromium: only what changed since the Agent's previous observation
-of the tab, with the identity of an element being its DOM node (never its role and name)."""
+of the tab, with the identity of an element being its DOM node (never its role and name), which
+keeps its ref number (tests/e2e/test_stable_refs.py)."""
 
 import json
 import time
@@ -49,10 +50,10 @@ def test_an_unchanged_page_gives_an_empty_diff_with_the_full_header(home, connec
     assert (result["title"], result["url"], result["truncated"]) == ("Form", opened["url"], False)
     count = len(opened["elements"])
     assert result["diff"] == {"base": "previous", "count": count, "added": [], "changed": [], "removed": [],
-                              "refMap": [[1, count, 1]], "unchanged": count, "invalidated": {"from": 1, "to": count}}
+                              "unchanged": count}
 
 
-def test_added_removed_and_changed_elements_are_reported_with_new_and_old_refs(home, connected, pages):
+def test_added_removed_and_changed_elements_are_reported_under_their_refs(home, connected, pages):
     before = ok(home, connected, "open", pages.page(FORM)).json
     old = {name: ref_of(before, role, name) for role, name in
            [("button", "Alpha"), ("button", "Bravo"), ("button", "Charlie"), ("textbox", "Email"),
@@ -77,15 +78,12 @@ def test_added_removed_and_changed_elements_are_reported_with_new_and_old_refs(h
     assert (changed["Email"]["value"], changed["Email"]["fields"]) == ("me@example.test", ["value"])
     assert (changed["Agree"]["checked"], changed["Agree"]["fields"]) == (True, ["checked"])
     assert d["unchanged"] == 2  # Charlie and Zulu
-    # The new refs: one element fewer before Charlie, one more after it.
-    new = {"Alpha": 1, "Charlie": 2, "Delta": 3, "Email": 4, "Agree": 5, "Zulu": 6}
-    assert d["count"] == 6
-    assert d["added"][0]["ref"] == new["Delta"]
-    assert {e["name"]: e["ref"] for e in d["changed"]} == {"Alpha 2": 1, "Email": 4, "Agree": 5}
-    mapped = {o + i: n + i for o, last, n in d["refMap"] for i in range(last - o + 1)}
-    assert mapped == {old["Alpha"]: 1, old["Charlie"]: 2, old["Email"]: 4, old["Agree"]: 5, old["Zulu"]: 6}
-    # The diff is now the latest observation: its refs are the ones that act.
-    ok(home, connected, "click", str(new["Delta"]))
+    # Every element kept its number; the new one has a number never used before on the page.
+    assert d["count"] == 6 and "refMap" not in d
+    assert d["added"][0]["ref"] == max(old.values()) + 1
+    assert {e["name"]: (e["ref"], e["was"]) for e in d["changed"]} == {
+        "Alpha 2": (old["Alpha"],) * 2, "Email": (old["Email"],) * 2, "Agree": (old["Agree"],) * 2}
+    ok(home, connected, "click", str(d["added"][0]["ref"]))
     assert ok(home, connected, "eval", "document.title").json["value"] == "delta clicked"
     after = ok(home, connected, "snapshot").json
     assert [e["name"] for e in after["elements"]] == ["Alpha 2", "Charlie", "Delta", "Email", "Agree", "Zulu"]
@@ -107,9 +105,8 @@ def test_a_clone_that_replaces_a_node_is_removed_and_added_never_unchanged(home,
     run(home, connected, "const b = document.getElementById('b'); b.replaceWith(b.cloneNode(true))")
     d = diff(home, connected)["diff"]
     assert d["removed"] == [bravo]
-    assert d["added"] == [{"ref": bravo, "role": "button", "name": "Bravo"}]
+    assert d["added"] == [{"ref": len(before["elements"]) + 1, "role": "button", "name": "Bravo"}]
     assert d["changed"] == []
-    assert all(not (o <= bravo <= last) for o, last, _ in d["refMap"])
 
 
 def test_after_a_navigation_the_diff_is_the_full_observation(home, connected, pages):
@@ -139,7 +136,7 @@ def test_a_diff_of_a_large_page_with_one_change_is_small(home, connected, pages)
     small = ok(home, connected, "snapshot", "--diff", "--limit", "2000")
     d = small.json["diff"]
     assert [(e["ref"], e["was"], e["name"]) for e in d["changed"]] == [(501, 501, "Changed button")]
-    assert (d["added"], d["removed"], d["refMap"], d["unchanged"]) == ([], [], [[1, 1000, 1]], 999)
+    assert (d["added"], d["removed"], d["unchanged"], "refMap" in d) == ([], [], 999, False)
     full_bytes, diff_bytes = len(full.stdout.encode()), len(small.stdout.encode())
     print(f"1,000-element page, one change: full {full_bytes} B, diff {diff_bytes} B")
     assert diff_bytes * 20 < full_bytes, (diff_bytes, full_bytes)
@@ -156,10 +153,10 @@ def test_elements_of_cross_site_frames_are_matched_in_their_own_worlds(home, con
                          "document.body.insertAdjacentHTML('afterbegin', '<button>Deep new</button>')")
     ok(home, connected, "frame", "0")
     d = diff(home, connected)["diff"]
-    assert [(e["ref"], e["name"]) for e in d["added"]] == [(4, "Deep new")]
-    assert [(e["ref"], e["was"], e["name"]) for e in d["changed"]] == [(5, 4, "Deep B2")]
+    deep = ref_of(before, "button", "Deep B")
+    assert [(e["ref"], e["name"]) for e in d["added"]] == [(7, "Deep new")]
+    assert [(e["ref"], e["was"], e["name"]) for e in d["changed"]] == [(deep, deep, "Deep B2")]
     assert d["removed"] == []
-    assert d["refMap"] == [[1, 3, 1], [4, 6, 5]]
     assert d["unchanged"] == 5
 
 
@@ -170,12 +167,12 @@ def test_human_diff_marks_added_changed_and_removed_lines(home, connected, pages
                          "'<button>Yankee</button>')")
     text = ok(home, connected, "--human", "snapshot", "--diff").stdout
     lines = text.splitlines()
-    assert "[diff] 1 added, 1 changed, 1 removed, 4 unchanged; the new refs are 1-6" in lines, text
-    assert "[renumbered] 3-6 -> 2-5" in lines, text
-    assert '+[6] button "Yankee"' in lines, text
+    assert "[diff] 1 added, 1 changed, 1 removed, 4 unchanged" in lines, text
+    assert not any(line.startswith("[renumbered]") for line in lines), text
+    assert '+[7] button "Yankee"' in lines, text
     assert "- removed [2]" in lines, text
-    changed = [line for line in lines if line.startswith("~[2]")]
-    assert len(changed) == 1 and changed[0].endswith("(was [3]: name)"), text
+    changed = [line for line in lines if line.startswith("~[3]")]
+    assert len(changed) == 1 and changed[0].endswith("(name)"), text
     assert not any(line.startswith("[9]") for line in lines), text
     assert json.dumps(text)  # plain text, nothing else
 
@@ -189,7 +186,7 @@ def test_an_expired_observation_fails_as_expired_and_a_diff_starts_over(home, en
     assert stale.code == "stale_ref", stale
     assert stale.json["context"]["reason"] == "expired"
     result = diff(home, env)
-    assert result["diff"] == {"base": "expired", "count": len(before["elements"]),
-                              "invalidated": {"from": 1, "to": len(before["elements"])}}
-    assert [e["name"] for e in result["elements"]] == [e["name"] for e in before["elements"]]
+    assert result["diff"] == {"base": "expired", "count": len(before["elements"])}
+    # The same document: its elements keep their numbers in the new observation.
+    assert result["elements"] == before["elements"]
     assert ok(home, env, "click", "1").json["evidence"]["action"] == "click"

@@ -79,6 +79,8 @@ def check_same(argv, monkeypatch, environ=None):
     ["search", "free shipping", "--whole-word"], ["search", "x", "--selector", "main", "--case-sensitive", "-l", "200"],
     ["keyboard", "hello"], ["keyboard", "hello", "--click", "#editor", "--delay", "20"], ["keyboard", "x", "-c", "-s"],
     ["keyboard", "", "-d", "0", "--click", ""],
+    ["snapshot", "--grep", "Delete"], ["snapshot", "--grep=row 2", "--role", "button", "-l", "3"],
+    ["snapshot", "--role=link"], ["click", "10001"], ["hover", "999999"],
 ])
 def test_common_steps_take_the_fast_path_and_send_what_click_sends(argv, monkeypatch):
     assert check_same(argv, monkeypatch) is not None
@@ -97,6 +99,8 @@ def test_common_steps_take_the_fast_path_and_send_what_click_sends(argv, monkeyp
     ["read", "--limit", "1000001"], ["read", "a", "b"], ["find"], ["find", "a", "--attributes", "1bad"],
     ["find", "a", "--attributes", ","], ["search", "x", "--limit", "201"], ["keyboard", "-"], ["keyboard", "x", "-d", "1001"],
     ["click", "--xy", "1,2"], ["scroll", "--to-text", "x" * 1001], ["select", "1", "x" * 4097],
+    ["snapshot", "--grep", "x", "--diff"], ["snapshot", "--role", "heading"], ["snapshot", "--grep", " "],
+    ["snapshot", "--grep", "x", "--grep", "y"], ["click", "1000001"],
 ])
 def test_everything_else_goes_to_click(argv, monkeypatch):
     assert fast.plan(argv, {}) is None
@@ -109,7 +113,7 @@ def test_the_environment_supplies_the_key_and_request_id_as_in_click(monkeypatch
     assert fast.plan(["snapshot"], {"BROWSER_PILOT_CLIENT_KEY": "x"}) is None  # invalid: click reports it
 
 
-TOKENS = ["snapshot", "click", "hover", "type", "press", "tabs", "status", "--limit", "-l", "--diff", "--double",
+TOKENS = ["--grep", "--role", "button", "heading", "--grep=Row", "--role=link", "snapshot", "click", "hover", "type", "press", "tabs", "status", "--limit", "-l", "--diff", "--double",
           "--right", "--clear", "-c", "--submit", "-s", "--json", "--timeout", "--client-key", "--request-id",
           "1", "3", "50", "10000", "10001", "0", "-1", "007", "+5", "٣", "abc", "Enter", "Control+a", "x",
           "--limit=2", "--timeout=100", "agent-1", "-", "--", "", " 5", "300000", "300001"]

@@ -1,5 +1,5 @@
-"""Stored observations without a browser: the broker-wide bound, the lifetime, and the ref map
-of a diff."""
+"""Stored observations without a browser: the broker-wide bound, the lifetime, and what a diff
+reports with stable ref numbers."""
 
 import os
 import subprocess
@@ -21,7 +21,10 @@ def broker_stub():
 
 
 def stored(agents, agent, raw, count=3):
-    obs = observe.Observation(1, raw, SESSION, "loader-1", 7, count)
+    table = observe.ref_table(broker_stub(), agent, raw, SESSION, "loader-1", 7)
+    table.next = max(table.next, count + 1)
+    obs = observe.Observation(1, raw, SESSION, "loader-1", 7, count, table)
+    obs.listed = list(range(1, count + 1))
     agents.store_observation(agent, raw, obs)
     return obs
 
@@ -41,12 +44,12 @@ def test_the_store_keeps_2048_observations_across_agents_and_the_oldest_expire()
     for i in range(1, 2048):
         stored(agents, b if i % 2 else a, f"tab-{i}")
     # At the limit nothing is evicted yet: the first observation's refs still resolve.
-    assert observe.check_ref(broker_stub(), a, "tab-0", SESSION, 1)[0] is first
+    assert observe.check_ref(broker_stub(), a, "tab-0", SESSION, 1)[0] is first.table
     stored(agents, b, "tab-2048")  # one past the limit
-    assert first.evicted and first.refs is None
+    assert first.evicted and first.listed == []
     assert reason(a, "tab-0") == "expired"
     assert not a.observations["tab-2"].evicted
-    assert observe.check_ref(broker_stub(), b, "tab-2048", SESSION, 3)[0] is b.observations["tab-2048"]
+    assert observe.check_ref(broker_stub(), b, "tab-2048", SESSION, 3)[0] is b.observations["tab-2048"].table
 
 
 def test_superseded_or_dropped_observations_do_not_count_toward_the_bound():
@@ -70,7 +73,7 @@ def test_an_observation_older_than_its_lifetime_fails_as_expired(monkeypatch):
     agents = Agents()
     a = agents.touch("agent-a", 1)
     obs = stored(agents, a, "tab-1")
-    assert observe.check_ref(broker_stub(), a, "tab-1", SESSION, 2)[0] is obs
+    assert observe.check_ref(broker_stub(), a, "tab-1", SESSION, 2)[0] is obs.table
     monkeypatch.setattr(obs, "created_at", obs.created_at - observe.OBSERVATION_TTL_S - 1)
     assert reason(a, "tab-1") == "expired"
     # Storing another observation also lets the expired one go from the store.
@@ -85,33 +88,40 @@ def test_the_observation_lifetime_has_a_private_override():
     assert out.stdout.strip() == "1.5"
 
 
-def test_a_diff_maps_every_previous_ref_to_its_new_number_or_removed():
+def _rows(refs, world):
+    return [({"ref": ref, "role": "button", "name": f"n{ref}"}, world) for ref in refs]
+
+
+def test_a_diff_reports_elements_by_their_stable_numbers():
     world = observe.World(SESSION, 7)
-    # Previous refs 1..6; now: 1 stays, 2 is gone, 3-6 move up by one, one new node at the end,
-    # and the node of old ref 4 has a new name.
-    world.prev = {"same": [0, 2, 3, 4, 5, -1], "changed": {2: ["name"]}}
-    rows = [({"role": "button", "name": f"n{i}"}, world, i) for i in range(6)]
     prev = observe.Observation(1, "tab", SESSION, "loader-1", 7, 6)
-    body = observe._diff_body(prev, rows, 6, observe._previous_ref(prev))
-    assert body["refMap"] == [[1, 1, 1], [3, 6, 2]]
-    assert body["removed"] == [2]
-    assert body["added"] == [{"ref": 6, "role": "button", "name": "n5"}]
-    assert body["changed"] == [{"ref": 3, "was": 4, "role": "button", "name": "n2", "fields": ["name"]}]
-    assert (body["count"], body["unchanged"], body["invalidated"]) == (6, 4, {"from": 1, "to": 6})
+    prev.listed = [1, 2, 3, 4, 5, 6]
+    # Now: 2 is gone, 7 is new (inserted first), 4 has a new name; the others are as they were.
+    body = observe._diff_body(prev, _rows([7, 1, 3, 4, 5, 6], world), 6, {4: ["name"]})
+    assert body == {"base": "previous", "count": 6, "added": [{"ref": 7, "role": "button", "name": "n7"}],
+                    "changed": [{"ref": 4, "was": 4, "role": "button", "name": "n4", "fields": ["name"]}],
+                    "removed": [2], "unchanged": 4}
+
+
+def test_an_element_the_previous_observation_did_not_list_is_added_under_its_number():
+    world = observe.World(SESSION, 7)
+    prev = observe.Observation(1, "tab", SESSION, "loader-1", 7, 1)
+    prev.listed = [1]  # --limit 1; 2 and 3 were numbered by an earlier, longer observation
+    body = observe._diff_body(prev, _rows([1, 2, 3], world), 3, {})
+    assert [e["ref"] for e in body["added"]] == [2, 3] and body["removed"] == [] and body["unchanged"] == 1
 
 
 def test_a_diff_past_the_byte_budget_is_cut_to_fewer_refs_with_byte_limit():
     world = observe.World(SESSION, 7)
-    world.prev = {"same": [-1] * 600, "changed": {}}
-    rows = [({"role": "button", "name": f"{i:04d}" + "x" * 4000}, world, i) for i in range(600)]
+    rows = [({"ref": i + 1, "role": "button", "name": f"{i:04d}" + "x" * 4000}, world) for i in range(600)]
     prev = observe.Observation(1, "tab", SESSION, "loader-1", 7, 0)
     reasons = set()
     out = {"title": "t", "url": "u", "page": {}, "hints": [], "elements": []}
-    count, body = observe._diff(out, prev, rows, 600, reasons)
+    count, body = observe._diff(out, prev, rows, 600, reasons, {})
     assert reasons == {"byte_limit"}
     assert 400 < count < 600 and body["count"] == count and len(body["added"]) == count
     reply = dict(out, diff=body, truncationReasons=["byte_limit"], truncated=True)
     del reply["elements"]
     assert observe._size(reply) <= observe.MAX_BYTES
-    one_more = dict(reply, diff=observe._diff_body(prev, rows, count + 1, observe._previous_ref(prev)))
+    one_more = dict(reply, diff=observe._diff_body(prev, rows, count + 1, {}))
     assert observe._size(one_more) > observe.MAX_BYTES - 100  # as many refs as fit, no fewer
