@@ -126,6 +126,14 @@ OP_ERRORS = _op("errors", "ConsoleArgs", capability="event.read")
 OP_POLICY = _op("policy", "EmptyArgs", capability="browser.discovery", recorded=False, long=False)
 OP_AUDIT = _op("audit", "AuditArgs", capability="event.read", recorded=False, long=False)
 
+# --- batches and emulation: cli/commands/batch.py + emulate.py, broker/handlers/batch.py + emulate.py -
+# A batch runs each step through that step's own handler (its own record and capability checks);
+# its own capability is that of the actions it is made for.
+OP_BATCH = _op("batch", "BatchArgs", capability="action.input", mutating=True)
+OP_EMULATE = _op("emulate", "EmulateArgs", capability="browser.control", runs=TAB, mutating=True)
+# Mutating: it writes a file (like net.show --save).
+OP_NET_EXPORT = _op("net.export", "NetExportArgs", capability="network.observe", mutating=True)
+
 OPERATIONS = tuple(OPS)
 MUTATING = frozenset(name for name, op in OPS.items() if op.mutating)
 RECORDED = frozenset(name for name, op in OPS.items() if op.recorded)

@@ -465,6 +465,19 @@ class NetShowArgs(Schema):
     file = fields.String(validate=validate.Length(min=1, max=4096))
 
 
+class NetExportArgs(Schema):
+    class Meta:
+        unknown = RAISE
+
+    url = fields.String(validate=validate.Length(min=1, max=16384))
+    after = fields.String(validate=validate.Regexp(r"^(?:req-)?[0-9]{1,12}$"))
+    reveal = fields.Boolean(truthy={True}, falsy={False})
+    bodies = fields.Boolean(truthy={True}, falsy={False})
+    outputDir = fields.String(required=True, validate=validate.Length(min=1, max=4096))
+    createOutputDir = fields.Boolean(truthy={True}, falsy={False})
+    file = fields.String(required=True, validate=validate.Length(min=1, max=4096))
+
+
 class HeaderSchema(Schema):
     class Meta:
         unknown = RAISE
@@ -551,6 +564,75 @@ class ConsoleArgs(Schema):
 
     limit = fields.Integer(strict=True, validate=validate.Range(1, 500))
     level = fields.String(validate=validate.OneOf(("debug", "info", "warning", "error")))
+
+
+MAX_BATCH_STEPS = 50
+# What a batch step may be: a command that acts on (or reads) the selected tab. Not `open --new`
+# or `--profile` (they pick another tab), nor cookies (the profile's, not the tab's).
+BATCH_OPS = frozenset(name for name, op in ops.OPS.items()
+                      if op.runs == ops.TAB and not name.startswith("cookies.") and name != ops.OP_EMULATE) \
+    | {ops.OP_WAIT}
+
+
+class BatchStepSchema(Schema):
+    class Meta:
+        unknown = RAISE
+
+    cmd = fields.String(required=True, validate=validate.Length(min=1, max=64))  # the CLI's word, echoed
+    op = fields.String(required=True, validate=validate.OneOf(sorted(BATCH_OPS)))
+    args = fields.Dict(keys=fields.String(), required=True)
+    timeoutMs = fields.Integer(strict=True, validate=validate.Range(protocol.TIMEOUT_MIN_MS, protocol.TIMEOUT_MAX_MS))
+
+
+class BatchArgs(Schema):
+    class Meta:
+        unknown = RAISE
+
+    steps = fields.List(fields.Nested(BatchStepSchema), required=True,
+                        validate=validate.Length(min=1, max=MAX_BATCH_STEPS))
+    limit = fields.Integer(strict=True, validate=validate.Range(min=1, max=10_000))
+
+    @validates_schema
+    def _steps_are_whole_requests(self, data, **_):
+        """Every step's arguments pass its own op's schema before the first step runs."""
+        for index, step in enumerate(data.get("steps") or ()):
+            if step["op"] == ops.OP_OPEN and ("new" in step["args"] or "profile" in step["args"]):
+                raise ValidationError("open --new/--profile picks another tab: not in a batch",
+                                      field_name=f"steps.{index}.args.new")
+            errors = ARGS_SCHEMAS[step["op"]].validate(step["args"])
+            if errors:
+                field, message = first_error(errors)
+                raise ValidationError(message, field_name=f"steps.{index}.args.{field}")
+
+
+class EmulateArgs(Schema):
+    class Meta:
+        unknown = RAISE
+
+    width = fields.Integer(strict=True, validate=validate.Range(min=1, max=10_000))
+    height = fields.Integer(strict=True, validate=validate.Range(min=1, max=10_000))
+    device = fields.String(validate=validate.Length(min=1, max=64))
+    scale = fields.Float(allow_nan=False, validate=validate.Range(min=0.1, max=10))
+    mobile = fields.Boolean(truthy={True}, falsy={False})
+    userAgent = fields.String(validate=validate.Length(min=1, max=1024))
+    latitude = fields.Float(allow_nan=False, validate=validate.Range(min=-90, max=90))
+    longitude = fields.Float(allow_nan=False, validate=validate.Range(min=-180, max=180))
+    timezone = fields.String(validate=validate.Regexp(r"^[A-Za-z0-9_+\-]{1,64}(?:/[A-Za-z0-9_+\-]{1,64}){0,2}$"))
+    locale = fields.String(validate=validate.Regexp(r"^[A-Za-z]{2,8}(?:[-_][A-Za-z0-9]{1,8}){0,4}$"))
+    colorScheme = fields.String(validate=validate.OneOf(("light", "dark")))
+    offline = fields.Boolean(truthy={True}, falsy={False})
+    reset = fields.Boolean(truthy={True}, falsy={False})
+
+    @validates_schema
+    def _coherent(self, data, **_):
+        if ("width" in data) != ("height" in data):
+            raise ValidationError("give both width and height", field_name="viewport")
+        if ("latitude" in data) != ("longitude" in data):
+            raise ValidationError("give both latitude and longitude", field_name="geolocation")
+        if data.get("reset") and len(data) > 1:
+            raise ValidationError("--reset takes no other option", field_name="reset")
+        if not data:
+            raise ValidationError("give at least one setting, or --reset", field_name="emulate")
 
 
 def _args_schemas():

@@ -56,7 +56,7 @@ def _now_ms():
 class Record:
     __slots__ = ("id", "op", "mutating", "status", "accepted_at", "deadline_at", "dispatched_at", "completed_at",
                  "target", "generation", "digest", "request_id", "cancel_requested", "reply", "error_code",
-                 "done", "browser", "definite", "_lock")
+                 "done", "browser", "definite", "parent", "_lock")
 
     def __init__(self, command_id, op, mutating, deadline_s, generation, digest, request_id, target, browser):
         self.id = command_id
@@ -77,6 +77,7 @@ class Record:
         self.done = threading.Event()
         self.browser = browser
         self.definite = False  # its failures are its own answer, never made unknown_outcome (attempting)
+        self.parent = None  # a batch step's batch: dispatching the step dispatches the batch
         self._lock = threading.Lock()
 
     # --- state changes (any thread) --------------------------------------------------------------
@@ -84,6 +85,8 @@ class Record:
     def dispatching(self):
         """Called right before the first browser mutation; raises instead when the command may
         no longer reach the browser."""
+        if self.parent is not None:
+            self.parent.dispatching()  # a cancelled batch sends no further step
         with self._lock:
             if self.status == "dispatched":
                 return

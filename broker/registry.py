@@ -23,10 +23,13 @@ class Request:
     received_at: float = field(default_factory=time.monotonic)
     after_reply: list = field(default_factory=list)  # callables run once the reply is on its way
     record: object = None  # its command record (broker/commands.py), for browser commands
+    batched: bool = False  # a step of `bp batch`: no observation of its own, the batch observes once at the end
 
     def cancelled(self):
         """Whether the Agent asked to cancel this command (long waits poll this)."""
-        return self.record is not None and self.record.cancel_requested
+        record = self.record
+        return record is not None and (record.cancel_requested or  # a batch step: the batch's cancel too
+                                       (record.parent is not None and record.parent.cancel_requested))
 
     @property
     def deadline(self):
@@ -118,6 +121,8 @@ def on_tab(broker, request, fn, *, create=False, pick=None, observe_after=False,
 
     def run(worker):
         tab = Tab(broker, request, agent, raw, session_for(worker, broker.browser, crashed_ok=reloads), deadline)
+        if observe_after and request.batched:
+            return {"evidence": fn(tab)}  # refs of later steps stay those of the Agent's last snapshot
         return _observed(tab, fn) if observe_after else fn(tab)
 
     return broker.browser.workers.run(raw, run, timeout_s=request.remaining())

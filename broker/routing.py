@@ -49,6 +49,12 @@ def inventory(broker, agent, fresh_titles=False):
             "title": (info.get("title") or "")[:4096], "url": (info.get("url") or "")[:8192],
             "origin": origin, "selected": raw == agent.selected, "controlState": state,
         }
+        if origin != "user_tab":
+            from broker import emulation
+
+            emulated = emulation.shown(broker.browser, raw)
+            if emulated:
+                row["emulation"] = emulated  # bp emulate: what this tab pretends to be
         crashed = targets.crash_state(raw)
         if crashed:
             row["crashed"] = {"reason": crashed["reason"], "at": crashed["at"]}  # commands answer target_crashed

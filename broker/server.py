@@ -415,8 +415,9 @@ class Broker:
     def release_agent_tabs(self, agent):
         """Close the managed tabs and managed popups an Agent opened in the current generation.
         Never a user tab: only tabs created for this Agent, or popups of them, qualify."""
-        from broker import routing
+        from broker import emulation, routing
 
+        emulation.release_key(self, agent)  # what it emulated on its tabs (and their popups)
         conn = self.browser.connection
         if conn is None or not conn.alive or agent.generation != self.browser.generation:
             return 0

@@ -522,6 +522,9 @@ def session_for(worker, browser, crashed_ok=False):
         from broker import network
 
         network.on_session(browser, worker.session)  # network journal; rules if the holder has some
+        from broker import emulation
+
+        emulation.on_session(browser, worker.session)  # a popup of an emulated tab is emulated alike
     else:
         from broker import network
 

@@ -60,6 +60,8 @@ COMMANDS = {
     "completion": ("cli.commands.completion", "completion"),
     "policy": ("cli.commands.policy", "policy"),
     "audit": ("cli.commands.policy", "audit"),
+    "batch": ("cli.commands.batch", "batch"),
+    "emulate": ("cli.commands.emulate", "emulate"),
 }
 
 # Shown under every command's own --help: global options go before the command.

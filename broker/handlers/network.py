@@ -201,3 +201,22 @@ def cookie_delete(tab):
         params["url"] = _page_url(session)
     session.call("Network.deleteCookies", params, timeout_s=min(10.0, timeout_s))
     return {"name": args["name"]}
+
+
+@handler(protocol.OP_NET_EXPORT)
+def net_export(broker, request):
+    """HAR 1.2 of the key's journal, written through the same export path as every other file."""
+    import json
+
+    from broker import har
+
+    hub, agent = _net(broker, request)
+    document, count, bodies, cut = har.export(hub, agent, request.args, request.remaining())
+    data = json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    path, size = outputs.export(request.args, "network", [data])
+    result = {"file": path, "mimeType": "application/json", "sizeBytes": size, "entries": count,
+              "revealed": bool(request.args.get("reveal"))}
+    if request.args.get("bodies"):
+        result["bodies"] = bodies
+        result["bodiesTruncated"] = cut
+    return result

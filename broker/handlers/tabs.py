@@ -43,6 +43,9 @@ def tab(broker, request):
         if raw is None:
             raise invalid_argument("index", "No tab is selected; name one: 'bp tab release <index>'.")
         row = _row(broker, agent, raw)
+        from broker import emulation
+
+        emulation.clear(broker.browser, [raw])  # released: the tab is no longer emulated
         broker.agents.release(agent, raw)
         network.resync(broker, raw)  # nobody holds it now: nothing of ours stays on it (journals included)
         if agent.selected == raw:

@@ -222,3 +222,33 @@ def remove(rule_id, remove_all):
 def clear():
     """Empty this Agent's request journal (rules stay)."""
     finish(call_long(protocol.OP_NET_CLEAR, {}), lambda r: "journal cleared")
+
+
+@net.command("export")
+@click.argument("file", metavar="FILE.har")
+@click.option("--url", metavar="GLOB", help="Only requests whose URL matches GLOB ('*' is any text).")
+@click.option("--after", metavar="CURSOR", help="Only requests after this id (a nextCursor of 'bp net').")
+@click.option("--reveal", is_flag=True, help="Keep Cookie, Set-Cookie, Authorization and API-key values.")
+@click.option("--bodies", is_flag=True, help="Include response bodies (each ≤64 KiB, 16 MiB in all).")
+def export(file, url, after, reveal, bodies):
+    """Write this key's network journal as a HAR 1.2 file: sensitive header values and every
+    cookie value are redacted unless --reveal; response bodies only with --bodies, while the
+    browser still holds them. Written like every exported file (0600, atomic, never through a
+    symlink; relative names under the current directory or BROWSER_PILOT_OUTPUT_DIR).
+
+    \b
+    Example:  bp net export session.har
+    Example:  bp net export api.har --url '*/api/*' --bodies
+    """
+    args = outputs.request_args(file)
+    for name, value in (("url", url), ("after", after)):
+        if value is not None:
+            args[name] = value
+    if reveal:
+        args["reveal"] = True
+    if bodies:
+        args["bodies"] = True
+    from cli.commands.files import file_result
+
+    finish(call_long(protocol.OP_NET_EXPORT, args),
+           lambda r: file_result(r) + f" {r['entries']} request(s)")
