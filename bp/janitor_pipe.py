@@ -37,7 +37,7 @@ MAX_CALL_BYTES = 64 * 1024
 MAX_CDP_FORWARD_BYTES = 64 * 1024 * 1024
 JANITOR_METHODS = ("create", "status", "takeover")
 # Events the broker never reads that a journaled tab sends in bulk (one per received chunk or
-# frame): the janitor drops them instead of forwarding (broker/network.py, "Cost decisions").
+# frame): the janitor drops them instead of forwarding (broker/network/journal.py, "Cost decisions").
 DROPPED_EVENTS = frozenset({"Network.dataReceived", "Network.resourceChangedPriority",
                             "Network.webSocketFrameReceived", "Network.webSocketFrameSent",
                             "Network.eventSourceMessageReceived"})

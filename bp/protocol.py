@@ -40,7 +40,7 @@ ELEMENT_ROLES = ("button", "link", "textbox", "searchbox", "combobox", "listbox"
                  "spinbutton", "slider", "switch", "menuitem", "menuitemcheckbox", "menuitemradio", "tab",
                  "option", "treeitem")
 MAX_GREP = 1000  # characters of `bp snapshot --grep` text
-# Ref numbers are never reused within a document (broker/observe.py), so they may pass the
+# Ref numbers are never reused within a document (broker/observe/snapshot.py), so they may pass the
 # 10,000 elements one observation lists.
 MAX_REF = 1_000_000
 

@@ -372,7 +372,7 @@ class PdfArgs(OutputFields):
     landscape = fields.Boolean(truthy={True}, falsy={False})
 
 
-MAX_DOWNLOAD_INDEX = 2**31 - 1  # indexes keep counting up per key (broker/downloads.py)
+MAX_DOWNLOAD_INDEX = 2**31 - 1  # indexes keep counting up per key (broker/files/downloads.py)
 
 
 class DownloadArgs(OutputFields):

@@ -42,9 +42,9 @@ class Agent:
         self.selected_profile = None  # browserContextId
         self.controlled = set()  # raw ids of user tabs this Agent controls
         self.observations = {}  # raw target id -> latest Observation (refs), memory only
-        self.ref_tables = {}  # raw target id -> RefTable of its current document (broker/observe.py)
+        self.ref_tables = {}  # raw target id -> RefTable of its current document (broker/observe/snapshot.py)
         self.streaks = {}  # raw target id -> consecutive actions without progress (watchdog)
-        self.frames = {}  # raw target id -> selected frame {"frameId", "loader"} (broker/page.py)
+        self.frames = {}  # raw target id -> selected frame {"frameId", "loader"} (broker/page/content.py)
 
     def renew(self, now):
         self.lease_expires_at = now + LEASE_TTL_S

@@ -1,4 +1,4 @@
-"""Operation name -> handler. Handlers live in broker/handlers/<family>.py and register here.
+"""Operation name -> handler. Handlers live in broker/<family>/handlers.py and register here.
 
 What an operation needs comes from its declaration in bp/ops.py: a FRONT or REQUEST handler is
 fn(broker, request); a TAB handler is fn(tab), run on the selected tab's worker with one `Tab`
@@ -22,7 +22,7 @@ class Request:
     installation: dict = None
     received_at: float = field(default_factory=time.monotonic)
     after_reply: list = field(default_factory=list)  # callables run once the reply is on its way
-    record: object = None  # its command record (broker/commands.py), for browser commands
+    record: object = None  # its command record (broker/records/store.py), for browser commands
     batched: bool = False  # a step of `bp batch`: no observation of its own, the batch observes once at the end
 
     def cancelled(self):
@@ -61,7 +61,7 @@ class Tab:
 
     def parts(self):
         """(broker, agent, raw, session, args, deadline): the positional shape the action
-        modules (broker/actions.py, keyboard.py, scroll.py, select.py, files.py) take."""
+        modules (broker/actions/input.py, keyboard.py, scroll.py, select.py, files.py) take."""
         return self.broker, self.agent, self.raw, self.session, self.args, self.deadline
 
 
@@ -112,8 +112,8 @@ def check_complete():
 
 def on_tab(broker, request, fn, *, create=False, pick=None, observe_after=False, reloads=False):
     """Run fn(tab) on the worker of the Agent's selected tab (or of the tab `pick` chose)."""
-    from broker import routing
-    from broker.tabs import session_for
+    from broker.tabs import routing
+    from broker.tabs.session import session_for
 
     agent = routing.agent_for(broker, request)
     raw = pick(broker, agent, request) if pick else routing.selected_tab(broker, agent, request, create=create)
@@ -131,13 +131,13 @@ def on_tab(broker, request, fn, *, create=False, pick=None, observe_after=False,
 def _observed(tab, action):
     """An action's reply: its evidence and a fresh observation of the tab."""
     from bp.errors import BPError
-    from broker import observe
+    from broker.observe import snapshot as observe
 
     blocked_before = getattr(tab.session, "blocked_navigations", 0)
     evidence = action(tab)
     if tab.session.dialog is not None:
         # A JavaScript dialog blocks the page: answer with the evidence, not a hung observation.
-        from broker import dialogs
+        from broker.waits import dialogs
 
         return {"evidence": evidence, "dialog": dialogs.brief(tab.session)}
     name = tab.request.op
@@ -146,7 +146,7 @@ def _observed(tab, action):
                                  timeout_s=tab.remaining(floor=1.0))
     except BPError as exc:
         if tab.session.dialog_open():  # opened while observing: the same answer as above
-            from broker import dialogs
+            from broker.waits import dialogs
 
             return {"evidence": dict(evidence, effects=sorted(set(evidence.get("effects", ())) | {"dialog_opened"})),
                     "dialog": dialogs.brief(tab.session)}

@@ -22,9 +22,11 @@ from marshmallow import ValidationError
 import bp
 from bp import fastjson, identity, locator, ops, paths, policy, protocol, schemas, text
 from bp.errors import BPError, failure, invalid_argument
-from broker import audit, commands, handlers  # noqa: F401  (registers the handlers)
+from broker import handlers  # noqa: F401  (registers the handlers)
+from broker.policy import audit
+from broker.records import store as commands
 from broker.agents import Agents
-from broker.browser import Browser
+from broker.browser.binding import Browser
 from broker.registry import HANDLERS, Request, check_complete
 
 log = logging.getLogger("broker")
@@ -43,7 +45,7 @@ class Broker:
         self.run_dir = run_dir
         # The person's launch-time policy (bp/policy.py): fixed for the broker's life.
         self.policy = policy_in_force or policy.Policy.none()
-        self.journal = None  # the audit journal (broker/audit.py), opened by main()
+        self.journal = None  # the audit journal (broker/policy/audit.py), opened by main()
         self.ctx = zmq.Context()
         self.started_at = time.time()
         self.process = identity.own_identity()
@@ -198,7 +200,7 @@ class Broker:
         finally:
             log.info("broker stopping")
             self.unpublish()
-            from broker import artifacts
+            from broker.files import artifacts
 
             artifacts.shutdown(self)  # private copies (screenshots, uploads, downloads) go with the broker
             self.browser.close()  # EOF to the janitor: it closes the managed tabs
@@ -407,7 +409,7 @@ class Broker:
         self.keep_owner_lock()
         for agent in self.agents.expired():
             log.info("lease of an agent expired; releasing its state")
-            from broker import network
+            from broker.network import journal as network
 
             network.release_key(self, agent.key)  # its journals, rules and credentials
             self._pool.submit(self.release_agent_tabs, agent)
@@ -415,7 +417,8 @@ class Broker:
     def release_agent_tabs(self, agent):
         """Close the managed tabs and managed popups an Agent opened in the current generation.
         Never a user tab: only tabs created for this Agent, or popups of them, qualify."""
-        from broker import emulation, routing
+        from broker.emulate import emulation
+        from broker.tabs import routing
 
         emulation.release_key(self, agent)  # what it emulated on its tabs (and their popups)
         conn = self.browser.connection

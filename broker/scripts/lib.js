@@ -1,4 +1,4 @@
-// Browser Pilot's in-page library. broker/observe.py script() puts it in front of every other
+// Browser Pilot's in-page library. broker/observe/snapshot.py script() puts it in front of every other
 // script of this folder, so the walker that lists elements and the scripts that act on them
 // share one rule for what a person could act on: scrolling can bring the element into view,
 // and then a point of it receives the pointer. Geometry is in CSS px of the top-level viewport

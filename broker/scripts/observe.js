@@ -118,7 +118,7 @@
     if (el.hasAttribute("onclick")) return "button";
     if (el.hasAttribute("tabindex") && el.tabIndex >= 0 && !["html", "body"].includes(el.localName)) return "button";
     if (style.cursor === "pointer" && (!parentStyle || parentStyle.cursor !== "pointer")) return "button";
-    // A pointer listener Chrome reported (broker/listeners.py), unless it is a container that
+    // A pointer listener Chrome reported (broker/observe/listeners.py), unless it is a container that
     // delegates for real controls inside it, or the page itself.
     const marked = globalThis.__browserPilot && globalThis.__browserPilot.listeners;
     if (marked && marked.has(el) && !["html", "body"].includes(el.localName) &&
@@ -190,7 +190,7 @@
   }
 
   const store = (globalThis.__browserPilot = globalThis.__browserPilot || {});
-  // This Agent's ref table for the document (broker/observe.py RefTable): one number per node
+  // This Agent's ref table for the document (broker/observe/snapshot.py RefTable): one number per node
   // for as long as the node is held, never given to another node; new nodes get the next one.
   let table = store[opts.key];
   if (!table || table.table !== opts.table)

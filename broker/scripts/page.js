@@ -1,4 +1,4 @@
-// Browser Pilot page representations: read, search, find, locate (broker/page.py).
+// Browser Pilot page representations: read, search, find, locate (broker/page/content.py).
 // Runs in Browser Pilot's isolated world of the selected frame, so page scripts can neither see
 // it nor change what it reports. Read-only except `locate`, which scrolls its match into view.
 // Geometry is in CSS px of the top-level viewport: opts.offset is where the selected frame's

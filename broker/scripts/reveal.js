@@ -1,4 +1,4 @@
-// Browser Pilot, `bp locate` in a frame of another process (broker/page.py): called on a frame
+// Browser Pilot, `bp locate` in a frame of another process (broker/page/content.py): called on a frame
 // element with a box in that frame's viewport, centres the box in the frame element's own
 // document (its scroll containers, then its window) and returns the box in this viewport.
 // Only this process scrolls: a native scrollIntoView would be carried on to other processes later.

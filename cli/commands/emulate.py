@@ -1,7 +1,7 @@
 """bp emulate: viewport, device, user agent, geolocation, time zone, locale, color scheme and
 offline on the selected tab, when it is one of Browser Pilot's own.
 
-Broker side: broker/handlers/emulate.py and broker/emulation.py (same operation name, from bp.protocol).
+Broker side: broker/emulate/handlers.py and broker/emulate/emulation.py (same operation name, from bp.protocol).
 """
 
 import click
@@ -11,7 +11,7 @@ from cli.commands import call_long
 from cli.output import escape, finish
 
 DEVICE_NAMES = ("iphone-se", "iphone-14", "iphone-15-pro-max", "pixel-7", "galaxy-s23", "ipad-mini", "ipad-air",
-                "ipad-pro-12.9", "galaxy-tab-s9")  # broker/emulation.py DEVICES holds their metrics
+                "ipad-pro-12.9", "galaxy-tab-s9")  # broker/emulate/emulation.py DEVICES holds their metrics
 
 
 def _pair(kind, cast, separator, hint):

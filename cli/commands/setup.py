@@ -1,6 +1,6 @@
 """Setup family: status, browsers, connect, disconnect, launch.
 
-Broker side: broker/handlers/setup.py (same operation names, from bp.protocol).
+Broker side: broker/browser/handlers.py (same operation names, from bp.protocol).
 """
 
 import time

@@ -1,6 +1,6 @@
 """Observation never crashes the renderer (issue 15 §1): long tables whose header icons only a
 JavaScript listener makes clickable crashed the tab on the 2nd-5th snapshot while pointer
-listeners were listed through an isolated world (broker/listeners.py)."""
+listeners were listed through an isolated world (broker/observe/listeners.py)."""
 
 import json
 import threading

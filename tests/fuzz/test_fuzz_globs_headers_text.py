@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from bp import globs, text
 from bp.errors import BPError
-from broker import network
+from broker.network import journal as network
 from tests.fuzz.strategies import hostile_text, json_values
 
 SMALL = st.text(alphabet="ab*", max_size=12)

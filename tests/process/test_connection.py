@@ -11,8 +11,8 @@ import pytest
 import zmq
 
 from bp.errors import BPError
-from broker import commands
-from broker.connection import BrowserConnection
+from broker.records import store as commands
+from broker.browser.connection import BrowserConnection
 from tests import helpers
 
 WAIT_S = 30.0  # bound on the test's own waits; never a speed assertion

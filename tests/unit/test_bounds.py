@@ -9,9 +9,13 @@ from types import SimpleNamespace
 import pytest
 
 from bp.errors import BPError
-from broker import artifacts, dialogs, downloads, network, targets
+from broker.files import artifacts
+from broker.waits import dialogs
+from broker.files import downloads
+from broker.network import journal as network
+from broker.browser import targets
 from broker.handlers import tabs as tab_handlers
-from broker.tabs import Workers, dialog_record
+from broker.tabs.session import Workers, dialog_record
 
 
 def fake_broker(sessions=None, owner="agent-a"):
@@ -155,7 +159,7 @@ def test_targets_past_the_table_and_contexts_past_128_make_tabs_and_profiles_tru
 
 
 def test_the_tab_worker_past_the_bound_is_refused(monkeypatch):
-    from broker import tabs
+    from broker.tabs import session as tabs
 
     monkeypatch.setattr(tabs, "MAX_WORKERS", 3)
     workers = Workers()

@@ -3,7 +3,7 @@
 import pytest
 
 from bp.errors import BPError
-from broker import commands
+from broker.records import store as commands
 
 
 class FakeBrowser:

@@ -1,9 +1,9 @@
-"""broker/har.py without a browser: cookies of the journal's headers become HAR cookies, with
+"""broker/network/har.py without a browser: cookies of the journal's headers become HAR cookies, with
 their values redacted unless revealed, and a cut base64 body stays decodable."""
 
 import base64
 
-from broker import har
+from broker.network import har
 
 
 def test_cookies_are_parsed_and_redacted_unless_revealed():

@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from bp.errors import BPError
-from broker import network
+from broker.network import journal as network
 
 
 class RefusingSession:

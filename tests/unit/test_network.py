@@ -1,9 +1,9 @@
-"""broker/network.py without a browser: rule precedence, globs, redaction (journal bounds:
+"""broker/network/journal.py without a browser: rule precedence, globs, redaction (journal bounds:
 tests/unit/test_bounds.py)."""
 
 import time
 
-from broker import network
+from broker.network import journal as network
 
 
 def test_precedence_glob_and_redaction():

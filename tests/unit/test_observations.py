@@ -10,7 +10,7 @@ import pytest
 
 from bp.errors import BPError
 from broker import agents as agents_module
-from broker import observe
+from broker.observe import snapshot as observe
 from broker.agents import Agents
 
 SESSION = SimpleNamespace(alive=True, loader="loader-1")
@@ -82,7 +82,7 @@ def test_an_observation_older_than_its_lifetime_fails_as_expired(monkeypatch):
 
 
 def test_the_observation_lifetime_has_a_private_override():
-    code = "from broker import observe; print(observe.OBSERVATION_TTL_S)"
+    code = "from broker.observe import snapshot as observe; print(observe.OBSERVATION_TTL_S)"
     env = dict(os.environ, BROWSER_PILOT_OBSERVATION_TTL_MS="1500")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "1.5"

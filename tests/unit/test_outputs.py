@@ -1,4 +1,4 @@
-"""Output path rules (bp/outputs.py) and private storage bounds (broker/artifacts.py)."""
+"""Output path rules (bp/outputs.py) and private storage bounds (broker/files/artifacts.py)."""
 
 import os
 import stat
@@ -95,7 +95,7 @@ class FakeAgents:
 
 @pytest.fixture
 def store(tmp_path, monkeypatch):
-    from broker import artifacts
+    from broker.files import artifacts
 
     monkeypatch.setattr(artifacts, "ITEM_MAX_BYTES", 10)
     monkeypatch.setattr(artifacts, "KEY_MAX_BYTES", 15)
@@ -157,7 +157,7 @@ def test_store_copies_regular_files_only_and_drops_items_of_a_replaced_agent(sto
 
 
 def test_store_expiry(store, monkeypatch):
-    from broker import artifacts
+    from broker.files import artifacts
 
     s, agents = store
     a = agent(agents, "a")
@@ -186,7 +186,7 @@ def live_agent(key):
 
 
 def test_downloads_are_attributed_to_the_tab_holder_only_and_a_double_claim_fails_closed():
-    from broker import downloads
+    from broker.files import downloads
 
     a, b = live_agent("a"), live_agent("b")
     tracker = downloads.Tracker(fake_broker({"tab-a": a, "tab-b": b}))

@@ -7,7 +7,7 @@ import pytest
 
 from bp import policy
 from bp.errors import BPError
-from broker import audit
+from broker.policy import audit
 
 
 def make(data):

@@ -7,9 +7,9 @@ from types import SimpleNamespace
 import pytest
 
 from bp.errors import BPError
-from broker import routing
+from broker.tabs import routing
 from broker.agents import Agents
-from broker.targets import Targets
+from broker.browser.targets import Targets
 
 
 def page(raw, url="https://a.test/", context="ctx-1", **extra):

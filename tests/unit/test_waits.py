@@ -7,8 +7,9 @@ import pytest
 from marshmallow import ValidationError
 
 from bp import protocol, schemas
-from broker import dialogs, waits
-from broker.tabs import dialog_record
+from broker.waits import dialogs
+from broker.waits import conditions as waits
+from broker.tabs.session import dialog_record
 
 
 @pytest.mark.parametrize("pattern, url, expected", [

@@ -7,8 +7,8 @@ from types import SimpleNamespace
 import pytest
 
 from bp.errors import BPError
-from broker import commands
-from broker.tabs import Workers
+from broker.records import store as commands
+from broker.tabs.session import Workers
 
 WAIT_S = 10.0  # a bound for the test's own waits on events; never a speed assertion
 

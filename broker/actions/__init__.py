@@ -1,0 +1,1 @@
+"""Actions: input dispatch with preflight, pinning of composite steps and evidence."""

@@ -1,0 +1,19 @@
+"""Action family: click, type, hover (cli/commands/actions.py); keyboard, press
+(cli/commands/keys.py). Each acts on the selected tab, then the tab is observed afresh
+(observe_after: broker/registry.py adds the evidence and the no-progress watchdog)."""
+
+from bp import protocol
+from broker.actions import input as actions
+from broker.actions import keyboard
+from broker.registry import handler
+
+ACTIONS = {
+    protocol.OP_CLICK: actions.click,
+    protocol.OP_TYPE: actions.type_text,
+    protocol.OP_HOVER: actions.hover,
+    protocol.OP_KEYBOARD: keyboard.keyboard,
+    protocol.OP_PRESS: keyboard.press,
+}
+
+for _op, _action in ACTIONS.items():
+    handler(_op, observe_after=True)(lambda tab, action=_action: action(*tab.parts()))

@@ -1,0 +1,175 @@
+"""Keys to whatever has focus: `bp keyboard` (text, optionally clear/submit, per-key delay) and
+`bp press` (one key or combo). Both pin the focused element first (scripts/focus.js) and report
+lengths, verdicts and effects — never the text or a field's value."""
+
+import time
+
+from bp import keys
+from bp.errors import BPError
+from broker.observe import snapshot as observe
+from broker.actions.input import Pin, Watch, _mouse, download_started, focus_script as _focus, key_event, send_text, settle
+
+MAX_DELAY_MS = 1000
+
+
+def _click_selector(broker, agent, session, selector):
+    answer = _focus(broker, agent, session, {"mode": "click", "selector": selector})
+    if answer.get("invalid") or answer.get("missing"):
+        raise BPError("invalid_argument", f"--click selector did not match: {selector[:200]}",
+                      context={"field": "click"})
+    if answer.get("refuse"):
+        context = {"field": "click", "reason": answer["refuse"]}
+        if answer.get("obstruction"):
+            context["obstruction"] = {k: v for k, v in answer["obstruction"].items() if v}
+        raise BPError("action_not_verified", f"The --click element cannot be clicked now: {answer['refuse']}.",
+                      retryable=True, context=context)
+    return answer["x"], answer["y"]
+
+
+def _type_keys(session, text, delay_s, pin):
+    """One key event per character (code editors that listen to keys see each one)."""
+    for index, ch in enumerate(text):
+        if index:
+            time.sleep(delay_s)
+            pin.check("type")
+        try:
+            combo = keys.parse(ch)
+        except keys.KeyError_:
+            combo = None
+        if combo is None or ch == "\n":
+            session.call("Input.insertText", {"text": ch}, abort=session.dialog_open)
+        else:
+            key_event(session, combo["key"], combo["code"], combo["vk"], combo["mask"], combo.get("text"))
+        if not pin.dispatched:
+            pin.dispatched.append("type")
+
+
+def keyboard(broker, agent, raw, session, args, deadline):
+    text, clear, submit = args["text"], args.get("clear", False), args.get("submit", False)
+    delay_s = args.get("delay", 0) / 1000.0
+    if delay_s and delay_s * len(text) > max(0.0, deadline - time.monotonic() - 1.0):
+        raise BPError("invalid_argument", "--delay times the text length exceeds the command's --timeout.",
+                      context={"field": "delay"})
+    if args.get("click"):
+        x, y = _click_selector(broker, agent, session, args["click"])
+        loader, since = session.loader, session.mark()
+        _mouse(session, x, y, "left", 1)
+        settle(session, since, deadline, loader)
+    pinned = _focus(broker, agent, session, {"mode": "pin"})
+    pin = Pin(session, "keyboard", lambda: _focus(broker, agent, session, {"mode": "check"}).get("same"))
+    if args.get("click"):
+        pin.dispatched.append("click")
+    evidence = {"action": "keyboard", "kind": pinned["kind"], "sensitive": pinned["sensitive"],
+                "beforeLength": pinned["beforeLength"]}
+    if pinned.get("readOnly"):
+        raise BPError("action_not_verified", "The focused field is read-only or disabled.", retryable=True,
+                      context={"reason": "readonly"})
+    pin.check("focus")
+    watch = Watch(broker, agent, session)
+    if clear:
+        key_event(session, "a", "KeyA", 65, modifiers=4 if pinned["mac"] else 2)
+        key_event(session, "Backspace", "Backspace", 8)
+        pin.dispatched.append("clear")
+        pin.check("type")
+    if text and delay_s:
+        _type_keys(session, text, delay_s, pin)
+        evidence["method"] = "keys"
+    elif text:
+        evidence["method"] = send_text(session, text, pin)
+    def read_back():
+        try:
+            return _focus(broker, agent, session, {"mode": "readback", "text": text, "clear": clear}).get("readback")
+        except BPError:
+            return None
+
+    typed = None
+    if submit:
+        pin.check("submit")
+        typed = read_back()  # before Enter: the app may clear the field after it (see actions.type_text)
+        key_event(session, "Enter", "Enter", 13, text="\r")
+        pin.dispatched.append("submit")
+    navigated = settle(session, pin.since, deadline, pin.loader)
+    if navigated or session.dialog_open():
+        evidence.update({"status": "unavailable", "reason": "navigation" if navigated else "dialog_opened"})
+        return evidence
+    watch.quiet(deadline, only_if_changed=not submit)
+    readback = read_back()
+    if typed is not None and typed["matches"] and readback is not None and not readback["matches"]:
+        evidence.update({"expectedLength": typed["expectedLength"], "afterLength": readback["afterLength"],
+                         "status": "verified",
+                         "effects": ["value_cleared" if readback["afterLength"] == 0 else "value_changed"]})
+        return evidence
+    if readback is None and (submit or session.loader != pin.loader):
+        if session.loader != pin.loader or settle(session, pin.since, deadline, pin.loader):
+            evidence.update({"status": "unavailable", "reason": "navigation"})
+            return evidence
+    if readback is None and typed is not None and typed["matches"]:
+        evidence.update({"expectedLength": typed["expectedLength"], "afterLength": typed["afterLength"],
+                         "status": "verified", "effects": ["focus_changed"]})  # Enter moved focus on
+        return evidence
+    if readback is None:
+        evidence.update({"status": "unavailable", "reason": "active_element_not_readable"})
+        return evidence
+    evidence.update({"expectedLength": readback["expectedLength"], "afterLength": readback["afterLength"],
+                     "status": "verified" if readback["matches"] else "mismatch"})
+    if not readback["matches"]:
+        evidence["reason"] = "value_mismatch"
+    return evidence
+
+
+def press(broker, agent, raw, session, args, deadline):
+    try:
+        combo = keys.parse(args["key"])
+    except keys.KeyError_ as exc:
+        raise BPError("invalid_argument", str(exc), context={"field": "key"}) from None
+    pinned = _focus(broker, agent, session, {"mode": "pin"})
+    watch = Watch(broker, agent, session)
+    loader, since = session.loader, session.mark()
+    popups_before = {t for t, i in broker.browser.targets.infos.items() if i.get("openerId") == raw}
+    mask = 0
+    held = []
+    for name in combo["modifiers"]:
+        bit, key, code, vk = keys.MODIFIERS[name]
+        mask |= bit
+        session.call("Input.dispatchKeyEvent", {"type": "rawKeyDown", "key": key, "code": code,
+                                                "windowsVirtualKeyCode": vk, "modifiers": mask})
+        held.append((bit, key, code, vk))
+    key_event(session, combo["key"], combo["code"], combo["vk"], combo["mask"], combo.get("text"))
+    for bit, key, code, vk in reversed(held):
+        if session.dialog_open():
+            break
+        mask &= ~bit
+        session.call("Input.dispatchKeyEvent", {"type": "keyUp", "key": key, "code": code,
+                                                "windowsVirtualKeyCode": vk, "modifiers": mask})
+    navigated = settle(session, since, deadline, loader)
+    if not navigated:
+        # As after a click: a key that activates a link starts its load (or download) in a
+        # later task than the key event, so give the page its quiet period before reporting.
+        watch.quiet(deadline)
+    effects = []
+    if navigated or session.loader != loader:
+        effects.append("navigation")
+    if session.dialog_open():
+        effects.append("dialog_opened")
+    if {t for t, i in broker.browser.targets.infos.items() if i.get("openerId") == raw} - popups_before:
+        effects.append("popup_opened")
+    download = download_started(broker, agent, session, since)
+    if download is not None:
+        effects.append("download_started")
+    if not effects:
+        if session.wait_for(lambda m, p: m == "Page.navigatedWithinDocument" and p.get("frameId") == session.frame_id,
+                            since, 0):
+            effects.append("url_changed")
+        try:
+            after = _focus(broker, agent, session, {"mode": "effects"})
+            effects += after.get("effects") or []
+        except BPError:
+            effects.append("document_changed")
+    evidence = {"action": "press", "kind": pinned["kind"], "sensitive": pinned["sensitive"], "effects": effects}
+    if download:
+        evidence["download"] = download
+    if effects:
+        evidence["status"] = "verified"
+    else:
+        evidence.update({"status": "unavailable", "reason": "no_observable_effect"})
+    return evidence

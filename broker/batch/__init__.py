@@ -1,0 +1,1 @@
+"""Batches: several steps of one Agent in one command, each with its own record."""

@@ -1,0 +1,1 @@
+"""Emulation on Browser Pilot's own tabs: viewport, device, user agent, locale, time zone."""

@@ -1,0 +1,1 @@
+"""Files: artifacts, screenshots, PDFs, uploads and downloads."""

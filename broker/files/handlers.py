@@ -1,0 +1,31 @@
+"""Files family: screenshot, pdf, downloads, download, upload (cli/commands/files.py).
+
+Logic: broker/files/media.py; private storage: broker/files/artifacts.py; download tracking:
+broker/files/downloads.py; output paths: bp/outputs.py."""
+
+from bp import protocol
+from broker.files import media as files
+from broker.tabs import routing
+from broker.registry import handler
+
+handler(protocol.OP_SCREENSHOT)(lambda tab: files.screenshot(*tab.parts()))
+handler(protocol.OP_PDF)(lambda tab: files.pdf(*tab.parts()))
+handler(protocol.OP_UPLOAD, observe_after=True)(lambda tab: files.upload(*tab.parts()))
+
+
+@handler(protocol.OP_DOWNLOADS)
+def downloads(broker, request):
+    agent = routing.agent_for(broker, request)
+    from broker.files import downloads as tracking
+
+    result = {"downloads": files.download_rows(broker, agent)}
+    dropped = tracking.tracker(broker).dropped_of(agent)
+    if dropped:
+        result["dropped"] = dropped  # the oldest, forgotten past 64 per key
+    return result
+
+
+@handler(protocol.OP_DOWNLOAD)
+def download(broker, request):
+    agent = routing.agent_for(broker, request)
+    return files.download_export(broker, agent, request.args)

@@ -1,0 +1,1 @@
+"""Forms: scrolling, dropdowns and choosing options."""

@@ -1,0 +1,62 @@
+"""Scrolling: the page, a container (ref or CSS selector), to an end, or to a piece of text.
+
+Programmatic scrolling in Browser Pilot's isolated world (scripts/scroll.js); the evidence is
+the measured offsets before and after. Scrolling that cannot move (at an end) is a `mismatch`
+with reason `at_boundary`, not an error; text that is not on the page is `text_not_found`.
+"""
+
+from bp.errors import BPError
+from broker.actions import input as actions
+from broker.records import store as commands
+from broker.observe import snapshot as observe
+
+_BY_SELECTOR = ("(o) => {{ let el = null; if (o.selector) {{ try {{ el = document.querySelector(o.selector); }}"
+                " catch (e) {{ return {{badSelector: true}}; }} if (!el) return {{missing: true}}; }}"
+                " return ({source})(el, o); }}")
+
+
+def in_world(session, source, opts, timeout_s=15.0):
+    """Run a script in the isolated world of the tab's current document (once more if the
+    document changed between finding the world and using it)."""
+    context_id, _ = session.world(observe.WORLD_NAME)
+    try:
+        return observe.call_in_world(session, context_id, source, opts, timeout_s)
+    except BPError as exc:
+        if not observe.context_gone(exc):
+            raise
+    session.forget_world()
+    context_id, _ = session.world(observe.WORLD_NAME)
+    return observe.call_in_world(session, context_id, source, opts, timeout_s)
+
+
+def by_selector(session, source, opts, timeout_s=15.0):
+    """Run `source` ((el, opts) => value) on the first match of opts["selector"] in the top
+    document; a missing or invalid selector is invalid_argument."""
+    answer = in_world(session, _BY_SELECTOR.format(source=source), opts, timeout_s)
+    if isinstance(answer, dict) and (answer.get("missing") or answer.get("badSelector")):
+        what = "is not a valid CSS selector" if answer.get("badSelector") else "did not match"
+        raise BPError("invalid_argument", f"Selector \"{opts['selector'][:200]}\" {what}.",
+                      context={"field": "selector"})
+    return answer
+
+
+def scroll(broker, agent, raw, session, args, deadline):
+    if "toText" in args:
+        opts = {"mode": "text", "text": args["toText"], "exact": args.get("exact", False)}
+    elif "to" in args:
+        opts = {"mode": "position", "to": args["to"]}
+    else:
+        opts = {"mode": "relative", "direction": args.get("direction", "down"), "amount": args.get("amount", 1),
+                "unit": args.get("unit", "viewport")}
+    source = observe.script("scroll.js")
+    since = session.mark()
+    commands.dispatching()  # the script checks the target and scrolls in one step
+    if "ref" in args:
+        evidence = observe.on_ref(broker, agent, raw, session, args["ref"], source, opts)
+    else:
+        evidence = by_selector(session, source, {**opts, "selector": args.get("selector")})
+    if evidence is None:
+        raise BPError("internal_error", "The scroll script returned nothing.")
+    # Scrolling can load more content or (rarely) navigate: settle like any other input.
+    actions.settle(session, since, deadline)
+    return evidence

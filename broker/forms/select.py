@@ -1,0 +1,166 @@
+"""Dropdowns: list the options of a native <select> or ARIA combobox/listbox, and choose one.
+
+A native <select> is set in Browser Pilot's isolated world with the input and change events a
+person's choice fires. An ARIA widget is operated with real mouse input: open it (if its options
+are not exposed yet), click the option, then read back aria-selected or what the combobox shows.
+That is a composite action: every step re-checks the page; a change before the first click is
+`action_not_verified`, after it `unknown_outcome` with the steps that were sent.
+"""
+
+import os
+import time
+
+from bp.errors import BPError
+from broker.actions import input as actions
+from broker.records import store as commands
+from broker.observe import snapshot as observe
+from broker.forms.scroll import by_selector, in_world
+
+OPTIONS_WAIT_S = 3.0  # how long an opened widget may take to render its options
+_ON_SLOT = ("(o) => {{ const s = (globalThis.__browserPilotForms || {{}})[o.slot];"
+            " if (!s || s.token !== o.token || !s.el.isConnected) return {{gone: true}};"
+            " return ({source})(s.el, o); }}")
+
+
+def _not_dropdown():
+    return BPError("invalid_argument", "The element is not a dropdown (a select, combobox or listbox).",
+                   context={"field": "target"})
+
+
+def _on_target(broker, agent, raw, session, args, opts):
+    source = observe.script("select.js")
+    if "ref" in args:
+        return observe.on_ref(broker, agent, raw, session, args["ref"], source, opts)
+    return by_selector(session, source, {**opts, "selector": args["selector"]})
+
+
+def dropdown(broker, agent, raw, session, args):
+    answer = _on_target(broker, agent, raw, session, args, {"op": "inspect"})
+    if not answer or answer.get("notDropdown"):
+        raise _not_dropdown()
+    url = (broker.browser.targets.info(raw) or {}).get("url", "")
+    return {"url": url, **{k: answer[k] for k in ("kind", "expanded", "multiple", "requiresOpen", "options",
+                                                   "truncated")}}
+
+
+def select(broker, agent, raw, session, args, deadline):
+    slot = {"slot": observe.world_key(agent.key), "token": os.urandom(8).hex()}
+    match = {"option": args["option"], "by": args.get("by", "label"), "contains": args.get("contains", False)}
+    # Before any input: the target is current, enabled, visible and not covered.
+    if "ref" in args:
+        answer = observe.resolve(broker, agent, raw, session, args["ref"])
+        bound = _on_target(broker, agent, raw, session, args, {**slot, "op": "bind"})
+        # Later steps run where the ref lives (an out-of-process iframe has its own world and
+        # its own input target), on the bound handle: the combobox's name may change meanwhile.
+        _, world, _ = observe.check_ref(broker, agent, raw, session, args["ref"])
+        where = dict(zip(("input", "x", "y"), actions.input_point(session, answer)))
+    else:
+        bound = _on_target(broker, agent, raw, session, args, {**slot, "op": "bind", "preflight": True})
+        world = None
+        where = dict((bound or {}).get("point") or {}, input=session)
+    if not bound or bound.get("notDropdown"):
+        raise _not_dropdown()
+    if where.get("refuse"):
+        context = {"field": "selector", "reason": where["refuse"]}
+        if where.get("obstruction"):
+            context["obstruction"] = {k: v for k, v in where["obstruction"].items() if v}
+        raise BPError("action_not_verified", f"The element cannot be acted on now: {where['refuse']}.",
+                      retryable=True, context=context)
+    kind = bound["kind"]
+    source = observe.script("select.js")
+    loader, since = session.loader, session.mark()
+    dispatched = []
+
+    def step(op, **extra):
+        opts, on_slot = {**slot, **match, "op": op, **extra}, _ON_SLOT.format(source=source)
+        try:
+            if world is None:
+                answer = in_world(session, on_slot, opts)
+            else:
+                answer = observe.call_in_world(world.session, world.context_id, on_slot, opts)
+        except BPError as exc:
+            if not observe.context_gone(exc):
+                raise
+            answer = {"gone": True}
+        return answer or {"gone": True}
+
+    def check(name, answer=None):
+        """Stop the composite action if the page is no longer the one the first step saw."""
+        reason = None
+        if session.dialog_open():
+            reason = "dialog_opened"
+        elif session.loader != loader:
+            reason = "document_changed"
+        elif session.wait_for(lambda m, p: m in actions.NAVIGATION_STARTS
+                              and (p.get("frameId") or (p.get("frame") or {}).get("id")) == session.frame_id,
+                              since, 0):
+            reason = "loader_changed"
+        elif answer is not None and answer.get("gone"):
+            reason = "target_changed"
+        if reason is None:
+            return
+        context = {"action": "select", "step": name, "reason": reason, "dispatchedSteps": len(dispatched),
+                   "remainingStepsStopped": True}
+        if not dispatched:
+            raise BPError("action_not_verified", "The page changed before the selection started.", retryable=True,
+                          context=context)
+        raise BPError("unknown_outcome", "The page changed while selecting; the remaining steps were not sent.",
+                      context=context)
+
+    def evidence(status, selected, reason=None):
+        out = {"action": "select", "status": status, "kind": kind, "selected": selected}
+        if reason:
+            out["reason"] = reason
+        return out
+
+    if kind == "aria" and bound["requiresOpen"]:
+        check("open")
+        actions._mouse(session, where["x"], where["y"], "left", 1, where["input"])
+        dispatched.append("open")
+        actions.settle(session, since, deadline)
+        # The options may render a moment after the click (a framework's next tick, a fetch).
+        wait_until = min(deadline, time.monotonic() + OPTIONS_WAIT_S)
+        while True:
+            found = step("find")
+            check("options", found)
+            if found.get("open") or time.monotonic() >= wait_until:
+                break
+            time.sleep(0.05)
+    else:
+        found = step("find")
+        check("find", found)
+    if found.get("notFound"):
+        return evidence("mismatch", found.get("selected", []), "option_not_found")
+    if found.get("disabled"):
+        context = {"field": "option", "reason": "option_disabled"}
+        if dispatched:
+            context.update({"action": "select", "step": "option", "dispatchedSteps": len(dispatched),
+                            "remainingStepsStopped": True})
+        raise BPError("action_not_verified", "The option is disabled.", retryable=False, context=context)
+    label = found["label"]
+    if kind == "native":
+        commands.dispatching()  # the script sets the option and fires input/change
+        done = step("native")
+        check("select", done)
+        if done.get("dispatched"):
+            dispatched.append("select")
+    else:
+        target = step("optionPoint")
+        check("option", target)
+        if target.get("refuse"):
+            if dispatched:  # the list was opened: composite rule, even though the option was never clicked
+                raise BPError("unknown_outcome", "The opened option could not be clicked; the selection was not sent.",
+                              context={"action": "select", "step": "option", "reason": "option_" + target["refuse"],
+                                       "dispatchedSteps": len(dispatched), "remainingStepsStopped": True})
+            raise BPError("action_not_verified", f"The option cannot be clicked now: {target['refuse']}.",
+                          retryable=True, context={"field": "option", "reason": target["refuse"]})
+        # The option's point is in the viewport of the document that holds the combobox.
+        actions._mouse(session, target["x"], target["y"], "left", 1, world.session if world else session)
+        dispatched.append("option")
+    navigated = actions.settle(session, since, deadline)
+    if navigated or session.dialog_open() or session.loader != loader:
+        return evidence("unavailable", [], "navigation" if not session.dialog_open() else "dialog_opened")
+    verdict = step("verify", label=label)
+    if verdict.get("gone"):
+        return evidence("unavailable", [], "selection_not_exposed")
+    return evidence(verdict["status"], verdict.get("selected", []), verdict.get("reason"))

@@ -1,0 +1,1 @@
+"""Network: journals, rules, auth answers, cookies, console and page errors."""

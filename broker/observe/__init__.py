@@ -1,0 +1,1 @@
+"""Observation: the isolated world, snapshots, refs and listener discovery."""

@@ -1,0 +1,1 @@
+"""Page content: read, search, find, locate, frames and eval."""

@@ -1,0 +1,38 @@
+"""Page family: read, search, find, locate, frame, eval (cli/commands/page.py)."""
+
+from bp import protocol
+from broker.page import content as page
+from broker.registry import handler
+
+
+def _frame(agent, raw, session, args, deadline):
+    if "index" in args:
+        return page.select_frame(agent, raw, session, args["index"])
+    return page.frames_result(agent, raw, session)
+
+
+READERS = {
+    protocol.OP_READ: page.read,
+    protocol.OP_SEARCH: page.search,
+    protocol.OP_LOCATE: page.locate,
+    protocol.OP_EVAL: page.evaluate,
+    protocol.OP_FRAME: _frame,
+}
+
+
+def _reader(fn):
+    def run(tab):
+        page.check_dialog(tab.session)  # an open JavaScript dialog blocks every page call, even the frame tree
+        return fn(tab.agent, tab.raw, tab.session, tab.args, tab.deadline)
+
+    return run
+
+
+for _op, _fn in READERS.items():
+    handler(_op)(_reader(_fn))
+
+
+@handler(protocol.OP_FIND)
+def _find(tab):
+    page.check_dialog(tab.session)
+    return page.find(tab.agent, tab.raw, tab.session, tab.args, tab.deadline, broker=tab.broker)  # refs need the broker

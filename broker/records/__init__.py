@@ -1,0 +1,1 @@
+"""Command records: what each browser command did, for recovery after a lost reply."""

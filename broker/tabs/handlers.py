@@ -1,0 +1,166 @@
+"""Tabs family: tabs, tab, open, close, profiles, profile (cli/commands/tabs.py)."""
+
+from bp import protocol
+from bp.errors import BPError, invalid_argument
+from broker.network import journal as network
+from broker.observe import snapshot as observe
+from broker.browser import profiles as profile_identity
+from broker.tabs import routing
+from broker.registry import handler
+
+
+def _row(broker, agent, raw, fresh_titles=False):
+    for candidate, row in routing.inventory(broker, agent, fresh_titles):
+        if candidate == raw:
+            return row
+    return None
+
+
+@handler(protocol.OP_TABS)
+def tabs(broker, request):
+    agent = routing.agent_for(broker, request)
+    result = {"tabs": [row for _, row in routing.inventory(broker, agent, fresh_titles=True)]}
+    return dict(result, **_bounded(broker))
+
+
+def _bounded(broker):
+    """`truncated` of tabs and profiles: the target table (MAX_TARGETS) or the profile ids
+    (MAX_PROFILE_CONTEXTS) were full, so some tabs or profiles are not listed."""
+    targets = broker.browser.targets
+    out = {"truncated": bool(targets.untracked or targets.unlisted_contexts())}
+    if targets.untracked:
+        out["untrackedTargets"] = targets.untracked
+    if targets.unlisted_contexts():
+        out["unlistedProfiles"] = targets.unlisted_contexts()
+    return out
+
+
+@handler(protocol.OP_TAB)
+def tab(broker, request):
+    agent = routing.agent_for(broker, request)
+    selector = request.args.get("targetId") or request.args.get("index")
+    if request.args.get("release"):
+        raw = routing.find_tab(broker, agent, selector) if selector is not None else agent.selected
+        if raw is None:
+            raise invalid_argument("index", "No tab is selected; name one: 'bp tab release <index>'.")
+        row = _row(broker, agent, raw)
+        from broker.emulate import emulation
+
+        emulation.clear(broker.browser, [raw])  # released: the tab is no longer emulated
+        broker.agents.release(agent, raw)
+        network.resync(broker, raw)  # nobody holds it now: nothing of ours stays on it (journals included)
+        if agent.selected == raw:
+            agent.selected = None
+        return {"released": True, "index": row["index"] if row else None, "targetId": agent.opaque_id(raw)}
+    if selector is None:
+        raise invalid_argument("index", "Give a tab index from 'bp tabs'.")
+    raw = routing.find_tab(broker, agent, selector)
+    routing.select(broker, agent, raw)
+    _attach(broker, request, raw)
+    row = _row(broker, agent, raw, fresh_titles=True)
+    return {"index": row["index"], "targetId": row["targetId"], "origin": row["origin"],
+            "profileContextId": row["profileContextId"], "title": row["title"], "url": row["url"]}
+
+
+def _attach(broker, request, raw):
+    """The tab is held from now on: attach its session now, so that its journals (network,
+    console, errors: broker/network/journal.py) start here rather than with its next command."""
+    from broker.tabs.session import session_for
+
+    try:
+        broker.browser.workers.run(raw, lambda worker: session_for(worker, broker.browser) and None,
+                                   timeout_s=max(0.1, min(5.0, request.remaining() - 0.5)))
+    except BPError:
+        pass  # a crashed or slow tab: its journals start with its next command
+
+
+def _tab_to_open(broker, agent, request):
+    """`bp open URL` navigates the selected tab (opened if none); --new opens a managed tab first."""
+    new, profile = request.args.get("new", False), request.args.get("profile")
+    if profile is not None and not new:
+        raise invalid_argument("profile", "--profile needs --new: it routes a new tab, it does not move one.")
+    if new:
+        return routing.create_managed(broker, agent, request, "about:blank", profile)
+    return routing.selected_tab(broker, agent, request)
+
+
+@handler(protocol.OP_OPEN, pick=_tab_to_open, reloads=True)
+def open_url(tab):
+    session = tab.session
+    blocked_before = getattr(session, "blocked_navigations", 0)
+    result = session.navigate(tab.args["url"], timeout_s=tab.remaining(floor=1.5) - 0.5)
+    if getattr(session, "blocked_navigations", 0) > blocked_before:
+        # A redirect out of the person's bounds: stopped in the browser (bp/policy.py).
+        from bp import policy
+
+        raise policy.navigation_denied(protocol.OP_OPEN, session.blocked_origin, reason="redirect_blocked")
+    observation = None
+    if not result.get("dialog"):
+        try:
+            observation = observe.observe(tab.broker, tab.agent, tab.raw, session, tab.args.get("limit", 50),
+                                          timeout_s=tab.remaining(floor=1.5) - 0.5)
+        except BPError:
+            if not session.dialog_open():
+                raise
+    if observation is None:
+        # A beforeunload of the old page, or an alert of the new one (while it loaded or while it
+        # was observed), blocks the tab: say so now instead of waiting for a page the dialog
+        # holds. 'bp dialog' answers it.
+        from broker.waits import dialogs
+
+        return {"evidence": {"action": "navigate", "status": "unavailable", "reason": "dialog_opened",
+                             "effects": ["dialog_opened"]}, "dialog": dialogs.brief(session)}
+    if result.get("navigationError"):
+        observation["evidence"] = {"action": "navigate", "status": "mismatch",
+                                   "navigationError": result["navigationError"]}
+    return observation
+
+
+@handler(protocol.OP_CLOSE)
+def close(broker, request):
+    agent = routing.agent_for(broker, request)
+    if request.args.get("all"):
+        raws = routing.agent_managed_tabs(broker, agent)
+        closed, failed = routing.close_targets(broker, list(reversed(raws)))
+        if agent.selected in raws:
+            agent.selected = None
+        remaining = len(routing.inventory(broker, agent))
+        if failed:
+            raise BPError("internal_error", "Some managed tabs could not be closed.", retryable=True,
+                          context={"failedTargetIds": [agent.opaque_id(r) for r in failed], "closed": closed})
+        return {"closed": closed, "remaining": remaining}
+    raw = routing.selected_tab(broker, agent, request, create=False)
+    closed, failed = routing.close_targets(broker, [raw])
+    if failed:
+        raise BPError("internal_error", "The tab could not be closed.", retryable=True)
+    agent.selected = None
+    remaining = routing.inventory(broker, agent)
+    for candidate, row in remaining:  # re-select this Agent's first managed tab, never a user tab
+        if row["origin"] != "user_tab":
+            agent.selected = candidate
+            break
+    return {"closed": closed, "remaining": len(remaining)}
+
+
+@handler(protocol.OP_PROFILES)
+def profiles(broker, request):
+    agent = routing.agent_for(broker, request)
+    if request.args.get("identify") or request.args.get("refresh"):
+        if request.args.get("refresh"):
+            broker.browser.identities.clear()
+        contexts = [context for context, _ in routing.profiles(broker, agent)]
+        profile_identity.identify(broker, contexts, timeout_s=max(1.0, min(15.0, request.remaining())))
+    return dict({"profiles": [row for _, row in routing.profiles(broker, agent)]}, **_bounded(broker))
+
+
+@handler(protocol.OP_PROFILE)
+def profile(broker, request):
+    agent = routing.agent_for(broker, request)
+    context = routing.resolve_profile(broker, agent, request.args["selector"])
+    agent.selected_profile = context
+    for candidate, row in routing.profiles(broker, agent):
+        if candidate == context:
+            keep = ("profileContextId", "label", "displayName", "identityStatus", "profileName", "accountName",
+                    "accountEmail", "profileDirectory", "identityErrorCode")
+            return {k: row[k] for k in keep if k in row}
+    raise BPError("profile_context_unavailable", "That profile has no open tabs any more.")

@@ -1,0 +1,533 @@
+"""Per physical tab: one named worker thread (commands run in arrival order) and its CDP session.
+
+Commands on one tab are serial; commands on different tabs run concurrently. A worker is stopped
+by a sentinel when its tab goes away or the browser generation ends.
+"""
+
+import collections
+import logging
+import os
+import queue
+import threading
+import time
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+
+from bp.errors import BPError, invalid_argument, target_crashed
+from broker.records import store as commands
+
+log = logging.getLogger("broker.tabs")
+
+MAX_WORKERS = 4096
+_STOP = object()
+EVENT_BUFFER = 512
+LOAD_GRACE_S = 3.0
+# Cross-origin iframes live in other renderer processes (OOPIFs) with their own CDP sessions:
+# attach to them automatically, flattened onto the same WebSocket, and to nothing else.
+AUTO_ATTACH = {"autoAttach": True, "waitForDebuggerOnStart": False, "flatten": True,
+               "filter": [{"type": "iframe", "exclude": False}]}
+MAX_FRAME_SESSIONS = 256
+MAX_DIALOG_TEXT = 4096
+# A tab whose renderer crashed answers nothing (calls wait forever); these still make sense on it:
+# a navigation starts a new renderer (Chrome announces Inspector.targetReloadedAfterCrash).
+CRASH_SAFE = frozenset({"Page.navigate", "Page.reload", "Page.stopLoading", "Runtime.releaseObjectGroup"})
+PROBE_S = 2.0  # how long a renderer gets to answer a trivial call before it counts as silent
+
+
+def dialog_record(params):
+    """A pending JavaScript dialog as Browser Pilot keeps it (broker/waits/dialogs.py lists and answers
+    it): an opaque id, bounded page text, when it opened. Never answered automatically."""
+    kind = params.get("type")
+    record = {"id": "dialog-" + os.urandom(6).hex(), "type": kind,
+              "message": str(params.get("message") or "")[:MAX_DIALOG_TEXT],
+              "url": str(params.get("url") or "")[:8192], "openedAt": int(time.time() * 1000),
+              "opened": time.monotonic(), "hinted": set(), "hasBrowserHandler": params.get("hasBrowserHandler")}
+    if kind == "prompt":
+        record["defaultPrompt"] = str(params.get("defaultPrompt") or "")[:MAX_DIALOG_TEXT]
+    return record
+
+
+class FrameSessions:
+    """The out-of-process iframes attached under one session (a tab's or another iframe's).
+
+    Runs on the janitor-relay thread (from deliver): bookkeeping and fire-and-forget sends only."""
+
+    def _init_children(self):
+        self.children = {}  # CDP session id -> FrameSession
+
+    def _child_event(self, method, params):
+        if method == "Target.attachedToTarget":
+            info = params.get("targetInfo") or {}
+            if info.get("type") != "iframe" or len(self.children) >= MAX_FRAME_SESSIONS:
+                return
+            child = FrameSession(self.conn, self.targets, self, params.get("sessionId"), info.get("targetId"))
+            child.parent_frame_id = info.get("parentFrameId")  # the frame whose document embeds it
+            self.children[child.session_id] = child
+            self.targets.sessions[child.session_id] = child
+            hook = getattr(self.targets, "on_frame_session", None)
+            if hook is not None:
+                hook(child)  # network rules and journal follow into the frame's process
+            try:
+                # Nested OOPIFs (a third site inside the second) attach under the child.
+                self.conn.send_nowait("Target.setAutoAttach", AUTO_ATTACH, session_id=child.session_id)
+            except BPError:
+                pass
+        elif method == "Target.detachedFromTarget":
+            child = self.children.pop(params.get("sessionId"), None)
+            if child is not None:
+                child.detached()
+
+    def _drop_children(self):
+        for child in list(self.children.values()):
+            child.detached()
+        self.children.clear()
+
+    def live_children(self):
+        return [c for c in list(self.children.values()) if c.alive]
+
+
+class FrameSession(FrameSessions):
+    """An out-of-process iframe's CDP session. Browser Pilot only reads and resolves refs in it
+    (its isolated world); input always goes through the tab's own session."""
+
+    def __init__(self, conn, targets, parent, session_id, frame_id):
+        self.conn = conn
+        self.targets = targets
+        self.parent = parent
+        self.session_id = session_id
+        self.frame_id = frame_id  # an OOPIF's target id is its frame id
+        self.parent_frame_id = None
+        self.alive = True
+        self._world = None
+        self._init_children()
+        # Network/Fetch/console hooks of the tab (broker/network/journal.py): shared with the tab's session.
+        self.listeners = parent.listeners
+        self.raw_network = getattr(parent, "raw_network", None)
+        self.tab_raw_id = getattr(parent, "tab_raw_id", None) or parent.raw_id
+
+    def call(self, method, params=None, timeout_s=30.0, abort=None):
+        if not self.alive:
+            raise BPError("stale_ref", "The frame is gone.", context={"field": "ref", "reason": "frame_detached"})
+        return self.conn.cdp(method, params, session_id=self.session_id, timeout_s=timeout_s, abort=abort)
+
+    def send_nowait(self, method, params=None):
+        self.conn.send_nowait(method, params, session_id=self.session_id)
+
+    def deliver(self, method, params):
+        for listener in self.listeners:
+            if listener(self, method, params):
+                return
+        if method.startswith("Target."):
+            self._child_event(method, params)
+
+    def detached(self):
+        self.alive = False
+        self.targets.sessions.pop(self.session_id, None)
+        self._drop_children()
+
+    def world(self, name):
+        """Execution context id of Browser Pilot's isolated world in this frame's document. The
+        frame's navigations are not tracked: a caller that finds the context gone forgets it."""
+        if self._world is None:
+            reply = self.call("Page.createIsolatedWorld", {"frameId": self.frame_id, "worldName": name,
+                                                           "grantUniveralAccess": True})
+            self._world = reply["executionContextId"]
+        return self._world, None
+
+    def forget_world(self):
+        self._world = None
+
+    def probe_world(self, name):
+        """A second isolated world of this frame's document (see TabSession.probe_world); made
+        again whenever Browser Pilot's own world had to be."""
+        probe = getattr(self, "_probe", None)
+        if probe is None or probe[0] != self._world:
+            reply = self.call("Page.createIsolatedWorld", {"frameId": self.frame_id, "worldName": name,
+                                                           "grantUniveralAccess": False})
+            probe = self._probe = (self._world, reply["executionContextId"])
+        return probe[1]
+
+
+class TabSession(FrameSessions):
+    """A flattened CDP session attached to one tab; events for it arrive through Targets."""
+
+    def __init__(self, conn, targets, raw_id, timeout_s=10.0):
+        self.conn = conn
+        self.raw_id = raw_id
+        self.targets = targets
+        self.listeners = []  # callables(session, method, params) -> True to consume (broker/network/journal.py)
+        self._events = collections.deque(maxlen=EVENT_BUFFER)
+        self._seq = 0
+        self._cond = threading.Condition()
+        self.alive = True
+        self.frame_id = None  # main frame
+        self.loader = None  # main frame's current loader: a new one means a new document
+        self.dialog = None  # an open JavaScript dialog blocks the page's scripts
+        self._world = None  # (loader, execution context id) of Browser Pilot's isolated world
+        self._frame_worlds = {}  # subframe id -> context id of our world there (same process)
+        self._init_children()
+        reply = conn.cdp("Target.attachToTarget", {"targetId": raw_id, "flatten": True}, timeout_s=timeout_s)
+        self.session_id = reply["sessionId"]
+        targets.sessions[self.session_id] = self
+        self.call("Page.enable", timeout_s=timeout_s)
+        self.call("Inspector.enable", timeout_s=timeout_s)  # Inspector.targetCrashed / targetReloadedAfterCrash
+        self.call("Page.setLifecycleEventsEnabled", {"enabled": True}, timeout_s=timeout_s)
+        # Background tabs behave as focused (menus, focus events) without raising any window.
+        self.call("Emulation.setFocusEmulationEnabled", {"enabled": True}, timeout_s=timeout_s)
+        self.call("Target.setAutoAttach", AUTO_ATTACH, timeout_s=timeout_s)
+        tree = self.call("Page.getFrameTree", timeout_s=timeout_s)["frameTree"]["frame"]
+        if self.loader is None:
+            self.frame_id, self.loader = tree["id"], tree.get("loaderId")
+
+    def call(self, method, params=None, timeout_s=30.0, abort=None):
+        """One CDP call on the tab. On a crashed or silent renderer it fails at once with
+        target_crashed, and a call in flight when the renderer crashes stops waiting."""
+        if not self.alive:
+            raise BPError("target_not_owned", "The tab is gone.", context={"reason": "target_detached"})
+        if method in CRASH_SAFE:
+            return self.conn.cdp(method, params, session_id=self.session_id, timeout_s=timeout_s, abort=abort)
+        self.check_answers()
+        crashed = self.targets.crashed
+        stop = (lambda: self.raw_id in crashed or abort()) if abort else (lambda: self.raw_id in crashed)
+        try:
+            reply = self.conn.cdp(method, params, session_id=self.session_id, timeout_s=timeout_s, abort=stop)
+        except BPError as exc:
+            if exc.code == "unknown_outcome" and (exc.context or {}).get("method") == method and not self.dialog_open() \
+                    and not self.answers():
+                # Not a slow answer: the renderer answers nothing at all (a hung main thread).
+                self.targets.mark_crashed(self.raw_id, "unresponsive")
+                raise target_crashed("unresponsive", method=method) from None
+            raise
+        if reply is None and (abort is None or not abort()):
+            state = self.targets.crash_state(self.raw_id) or {"reason": "renderer_crashed"}
+            raise target_crashed(state["reason"], method=method)
+        return reply
+
+    def answers(self):
+        """Whether the renderer answers a trivial call within PROBE_S; clears a silence mark."""
+        crashed = self.targets.crashed
+
+        def dead():
+            known = crashed.get(self.raw_id)
+            return known is not None and known["reason"] == "renderer_crashed"
+
+        try:
+            reply = self.conn.cdp("Runtime.evaluate", {"expression": "0"}, session_id=self.session_id,
+                                  timeout_s=PROBE_S, abort=dead)
+        except BPError:
+            return False
+        if reply is None or dead():
+            return False
+        self.targets.clear_crashed(self.raw_id, "unresponsive")
+        return True
+
+    def check_answers(self):
+        """target_crashed if the tab is marked crashed, or marked silent and still silent."""
+        state = self.targets.crash_state(self.raw_id)
+        if state is not None and (state["reason"] != "unresponsive" or not self.answers()):
+            raise target_crashed(state["reason"])
+
+    def send_nowait(self, method, params=None):
+        self.conn.send_nowait(method, params, session_id=self.session_id)
+
+    def dialog_open(self):
+        return self.dialog is not None
+
+    def dialog_context(self):
+        """Error context for a command the open dialog stops: how to find and answer it."""
+        dialog = self.dialog or {}
+        context = {"reason": "dialog_open", "dialogType": dialog.get("type")}
+        if dialog.get("id"):
+            context["dialogId"] = dialog["id"]
+        return context
+
+    def deliver(self, method, params):
+        for listener in self.listeners:
+            if listener(self, method, params):
+                return  # consumed (network, fetch, console events): kept out of the event buffer
+        if method.startswith("Target."):
+            self._child_event(method, params)
+        elif method == "Page.frameNavigated":
+            frame = params.get("frame") or {}
+            if not frame.get("parentId"):
+                self.frame_id, self.loader, self._world = frame.get("id"), frame.get("loaderId"), None
+                self.targets.clear_crashed(self.raw_id, "unresponsive")
+        elif method == "Inspector.targetCrashed":
+            self.targets.mark_crashed(self.raw_id, "renderer_crashed")
+        elif method == "Inspector.targetReloadedAfterCrash":
+            self.targets.clear_crashed(self.raw_id)
+        elif method == "Page.javascriptDialogOpening":
+            self.dialog = dialog_record(params)
+        elif method == "Page.javascriptDialogClosed":
+            self.dialog = None
+        with self._cond:
+            self._seq += 1
+            self._events.append((self._seq, method, params))
+            self._cond.notify_all()
+
+    def detached(self):
+        with self._cond:
+            self.alive = False
+            self._cond.notify_all()
+        self._drop_children()
+
+    def mark(self):
+        with self._cond:
+            return self._seq
+
+    def wait_for(self, predicate, since, timeout_s):
+        """The first event after `since` for which predicate(method, params) is true, or None."""
+        found = self.next_event(predicate, since, timeout_s)
+        return found[1:] if found is not None else None
+
+    def next_event(self, predicate, since, timeout_s):
+        """Like wait_for, as (seq, method, params): seq is a cursor for the next call."""
+        deadline = time.monotonic() + timeout_s
+        with self._cond:
+            while True:
+                for seq, method, params in self._events:
+                    if seq > since and predicate(method, params):
+                        return seq, method, params
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not self.alive:
+                    return None
+                state = self.targets.crash_state(self.raw_id)
+                if state is not None and state["reason"] == "renderer_crashed":
+                    raise target_crashed(state["reason"])  # no event will ever come from this renderer
+                self._cond.wait(remaining)
+
+    def world(self, name):
+        """(execution context id, loader) of Browser Pilot's isolated world in the current
+        main-frame document, created once per document."""
+        world = self._world
+        if world is None or world[0] != self.loader:
+            loader = self.loader
+            # Universal access lets the walker enter cross-origin frames that share the page's
+            # process; page scripts still cannot see or reach this world.
+            reply = self.call("Page.createIsolatedWorld", {"frameId": self.frame_id, "worldName": name,
+                                                           "grantUniveralAccess": True})
+            world = self._world = (loader, reply["executionContextId"])
+        return world[1], world[0]
+
+    def forget_world(self):
+        self._world = None
+        self._frame_worlds = {}
+
+    def probe_world(self, name):
+        """A second isolated world of the current main document, for resolving Chrome's node ids
+        (broker/observe/snapshot.py node_paths) without touching Browser Pilot's own world."""
+        probe = getattr(self, "_probe", None)
+        if probe is None or probe[0] != self.loader:
+            reply = self.call("Page.createIsolatedWorld", {"frameId": self.frame_id, "worldName": name,
+                                                           "grantUniveralAccess": False})
+            probe = self._probe = (self.loader, reply["executionContextId"])
+        return probe[1]
+
+    def frame_world(self, frame_id, name):
+        """Execution context of Browser Pilot's isolated world in a subframe rendered by this
+        tab's process, created once per frame document (a navigation of the main frame forgets
+        them all; a context found gone is recreated)."""
+        if self._world is None or self._world[0] != self.loader:
+            self._frame_worlds = {}
+        known = self._frame_worlds.get(frame_id)
+        if known is not None:
+            try:
+                self.call("Runtime.evaluate", {"expression": "0", "contextId": known}, timeout_s=5.0)
+                return known
+            except BPError:
+                pass
+        reply = self.call("Page.createIsolatedWorld", {"frameId": frame_id, "worldName": name,
+                                                       "grantUniveralAccess": True})
+        if len(self._frame_worlds) > 256:
+            self._frame_worlds.clear()
+        self._frame_worlds[frame_id] = reply["executionContextId"]
+        return reply["executionContextId"]
+
+    def evaluate(self, expression, timeout_s=10.0):
+        reply = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True}, timeout_s=timeout_s)
+        if reply.get("exceptionDetails"):
+            raise BPError("internal_error", "A page script failed.")
+        return (reply.get("result") or {}).get("value")
+
+    def navigate(self, url, timeout_s):
+        """Navigate and wait until the new document is interactive (DOMContentLoaded). A JavaScript
+        dialog that opens meanwhile (the old page's beforeunload, an alert of the new one) ends the
+        wait at once with {"dialog": True}: the page is blocked until someone answers it."""
+        if self.dialog_open():
+            raise BPError("action_not_verified", "A JavaScript dialog is open in this tab; answer it first ('bp dialogs').",
+                          retryable=True, context=self.dialog_context())
+        since = self.mark()
+        # Page.navigate itself does not answer while a beforeunload dialog is pending.
+        try:
+            reply = self.call("Page.navigate", {"url": url}, timeout_s=timeout_s, abort=self.dialog_open)
+        except BPError as exc:
+            if "invalid URL" in exc.message:  # the Agent's URL, not the service, is at fault
+                raise invalid_argument("url", "The browser refuses this URL as invalid.") from None
+            raise
+        if reply is None:
+            return {"dialog": True}
+        if reply.get("errorText"):
+            return {"navigationError": reply["errorText"][:200]}
+        loader = reply.get("loaderId")
+        if loader:
+            done = self.wait_for(lambda m, p: m == "Page.javascriptDialogOpening" or (
+                m == "Page.lifecycleEvent" and p.get("name") == "DOMContentLoaded" and p.get("loaderId") == loader),
+                since, timeout_s)
+            if done is None:
+                raise BPError("unknown_outcome", "The navigation did not become interactive in time.",
+                              context={"reason": "navigation_stalled"})
+            # Frames and late resources: give the load event a short, bounded chance. A page
+            # that never finishes loading is still observable once interactive.
+            if done[0] != "Page.javascriptDialogOpening":
+                done = self.wait_for(lambda m, p: m == "Page.javascriptDialogOpening" or (
+                    m == "Page.lifecycleEvent" and p.get("name") == "load" and p.get("loaderId") == loader),
+                    since, min(LOAD_GRACE_S, timeout_s))
+            if self.dialog_open():
+                return {"dialog": True}
+        return {}
+
+    def page_state(self):
+        state = self.evaluate("[document.title, location.href]") or ["", ""]
+        return {"title": (state[0] or "")[:4096], "url": (state[1] or "")[:8192]}
+
+    def close(self):
+        self.targets.sessions.pop(self.session_id, None)
+        self.alive = False
+        self._drop_children()
+
+
+class TabWorker:
+    def __init__(self, raw_id, name):
+        self.raw_id = raw_id
+        self.queue = queue.Queue()
+        self.session = None
+        self.thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self.thread.start()
+
+    def submit(self, fn):
+        future = Future()
+        self.queue.put((fn, future))
+        return future
+
+    def stop(self):
+        self.queue.put(_STOP)
+
+    def _run(self):
+        while True:
+            item = self.queue.get()
+            if item is _STOP:
+                if self.session is not None:
+                    self.session.close()
+                return
+            fn, future = item
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(fn(self))
+            except BaseException as exc:  # handed to the waiting request thread
+                future.set_exception(exc)
+
+
+class Workers:
+    """One TabWorker per physical tab of the current generation."""
+
+    def __init__(self):
+        self._workers = {}
+        self._lock = threading.Lock()
+        self._names = 0
+
+    def run(self, raw_id, fn, timeout_s):
+        """Run fn(worker) on the tab's worker after the commands queued before it."""
+        with self._lock:
+            worker = self._workers.get(raw_id)
+            if worker is None:
+                if len(self._workers) >= MAX_WORKERS:
+                    raise BPError("result_too_large", "Too many tabs in use.", retryable=True,
+                                  context={"limit": "tabs", "max": MAX_WORKERS})
+                self._names += 1
+                worker = self._workers[raw_id] = TabWorker(raw_id, f"tab-{self._names}")
+        record = commands.current()
+
+        def bound(worker):
+            with commands.bound(record):  # the worker works for the same command
+                if record is not None and record.cancel_requested:
+                    raise BPError("command_cancelled", "The command was cancelled before it started.",
+                                  context={"commandId": record.id})
+                return fn(worker)
+
+        future = worker.submit(bound)
+        deadline = time.monotonic() + timeout_s
+        try:
+            while record is not None and record.cancel_requested is False:
+                # Wait in slices so that a cancel of a queued command takes effect at once.
+                try:
+                    return future.result(timeout=max(0.0, min(0.05, deadline - time.monotonic())))
+                except FutureTimeout:
+                    if time.monotonic() >= deadline:
+                        raise
+            if record is not None and future.cancel():
+                raise BPError("command_cancelled", "The command was cancelled while it waited for the tab.",
+                              context={"commandId": record.id})
+            return future.result(timeout=max(0.0, deadline - time.monotonic()))
+        except FutureTimeout:
+            if future.cancel():
+                raise BPError("command_expired", "The tab was busy with earlier commands past this command's deadline.",
+                              retryable=True) from None
+            raise BPError("unknown_outcome", "The command did not finish before its deadline.",
+                          context={"reason": "deadline"}) from None
+
+    def session(self, raw_id):
+        """The live CDP session a tab's worker already has, or None. Never attaches one: for
+        readers that must not queue behind the tab's commands (dialogs, waits)."""
+        with self._lock:
+            worker = self._workers.get(raw_id)
+        session = worker.session if worker is not None else None
+        return session if session is not None and session.alive else None
+
+    def sessions(self):
+        """[(raw id, live session)] of every worker that has one."""
+        with self._lock:
+            workers = list(self._workers.items())
+        return [(raw, w.session) for raw, w in workers if w.session is not None and w.session.alive]
+
+    def stop(self, raw_id):
+        with self._lock:
+            worker = self._workers.pop(raw_id, None)
+        if worker:
+            worker.stop()
+
+    def stop_all(self):
+        with self._lock:
+            workers, self._workers = list(self._workers.values()), {}
+        for worker in workers:
+            worker.stop()
+
+
+def session_for(worker, browser, crashed_ok=False):
+    """The worker's CDP session, attached on first use (and again after a detach). A tab whose
+    renderer crashed or went silent answers target_crashed at once, except to a command that
+    may bring it back (`crashed_ok`: bp open)."""
+    conn = browser.require()
+    state = browser.targets.crash_state(worker.raw_id)
+    if state is not None and not crashed_ok:
+        session = worker.session
+        if state["reason"] != "unresponsive" or session is None or not session.alive or session.conn is not conn:
+            raise target_crashed(state["reason"])
+        session.check_answers()
+    if worker.session is None or not worker.session.alive or worker.session.conn is not conn:
+        worker.session = TabSession(conn, browser.targets, worker.raw_id)
+        from broker.files import downloads
+
+        downloads.on_session(browser, worker.session)  # download events, once per generation and profile
+        from broker.network import journal as network
+
+        network.on_session(browser, worker.session)  # network journal; rules if the holder has some
+        from broker.emulate import emulation
+
+        emulation.on_session(browser, worker.session)  # a popup of an emulated tab is emulated alike
+    else:
+        from broker.network import journal as network
+
+        network.on_use(browser, worker.session)  # the holder may have changed since: rules follow it
+    return worker.session
+

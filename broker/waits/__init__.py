@@ -1,0 +1,1 @@
+"""Waits and JavaScript dialogs."""

@@ -1,0 +1,29 @@
+"""Waits and dialogs: wait, dialogs, dialog (cli/commands/wait.py, cli/commands/dialogs.py).
+
+Logic lives in broker/waits/conditions.py and broker/waits/dialogs.py. Neither listing nor answering a dialog
+queues behind the tab's worker (a command blocked by the dialog must not block its answer)."""
+
+from bp import protocol
+from broker.waits import dialogs
+from broker.tabs import routing
+from broker.waits import conditions as waits
+from broker.registry import handler
+
+
+@handler(protocol.OP_WAIT)
+def wait(broker, request):
+    return waits.wait(broker, request)
+
+
+@handler(protocol.OP_DIALOGS)
+def list_dialogs(broker, request):
+    agent = routing.agent_for(broker, request)
+    return dialogs.result(broker, agent)
+
+
+@handler(protocol.OP_DIALOG)
+def answer_dialog(broker, request):
+    agent = routing.agent_for(broker, request)
+    args = request.args
+    return dialogs.answer(broker, agent, args["dialogId"], args["action"] == "accept", args.get("promptText"),
+                          timeout_s=max(0.5, min(dialogs.ANSWER_TIMEOUT_S, request.remaining())))
