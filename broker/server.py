@@ -53,12 +53,43 @@ class Broker:
         self.endpoint = paths.socket_path(home_dir)
         self.agents = Agents()
         self.commands = commands.CommandBook()
-        self.browser = Browser(self.ctx, home_dir, run_dir, on_target_gone=self.agents.forget_target)
+        self.browser = Browser(self.ctx, home_dir, run_dir, on_target_gone=self.agents.forget_target,
+                               on_dispatch=commands.dispatching)  # the first mutation marks a command dispatched
         self.stopping = threading.Event()
         self._replies_address = "inproc://replies"
         self._local = threading.local()
         self._pool = ThreadPoolExecutor(max_workers=REQUEST_THREADS, thread_name_prefix="request")
         self._owner_lock_fd = None
+        # The services every family uses, built once by start_services (after the owner lock:
+        # building the artifact store wipes what a killed broker left in its directory).
+        self.artifact_store = None  # private copies: screenshots, uploads, downloads (broker/files/artifacts.py)
+        self.download_tracker = None  # downloads of every tab (broker/files/downloads.py)
+        self.network_hub = None  # journals, rules, credentials, navigation bounds (broker/network/journal.py)
+        self.emulations = None  # what each managed tab pretends to be (broker/emulate/emulation.py)
+
+    def start_services(self):
+        """Build the services and hook them to every tab session the browser attaches."""
+        from broker.emulate.emulation import Emulations
+        from broker.files.artifacts import Store
+        from broker.files.downloads import Tracker
+        from broker.network.journal import Hub
+
+        self.artifact_store = Store(self.home_dir, self.agents)
+        self.download_tracker = Tracker(self)
+        self.network_hub = Hub(self)
+        self.emulations = Emulations(self.browser)
+        self.browser.session_hooks.extend([
+            self.download_tracker.on_session,  # download events, once per generation and profile
+            self.network_hub.attach,  # network journal; rules if the holder has some
+            self.emulations.on_session,  # a popup of an emulated tab is emulated alike
+        ])
+        self.browser.session_use_hooks.append(self.network_hub.on_use)  # rules follow the tab's holder
+
+    def release_key_services(self, key):
+        """A released key (disconnect, lease end): its copies, downloads, journals, rules and credentials go."""
+        self.artifact_store.release_key(key)
+        self.download_tracker.forget_key(key)
+        self.network_hub.release_key(key)
 
     # --- start / stop ---------------------------------------------------------------------------
 
@@ -409,18 +440,15 @@ class Broker:
         self.keep_owner_lock()
         for agent in self.agents.expired():
             log.info("lease of an agent expired; releasing its state")
-            from broker.network import journal as network
-
-            network.release_key(self, agent.key)  # its journals, rules and credentials
+            self.release_key_services(agent.key)  # its copies, downloads, journals, rules and credentials
             self._pool.submit(self.release_agent_tabs, agent)
 
     def release_agent_tabs(self, agent):
         """Close the managed tabs and managed popups an Agent opened in the current generation.
         Never a user tab: only tabs created for this Agent, or popups of them, qualify."""
-        from broker.emulate import emulation
         from broker.tabs import routing
 
-        emulation.release_key(self, agent)  # what it emulated on its tabs (and their popups)
+        self.emulations.release_key(agent)  # what it emulated on its tabs (and their popups)
         conn = self.browser.connection
         if conn is None or not conn.alive or agent.generation != self.browser.generation:
             return 0
@@ -501,6 +529,15 @@ def main():
         log.error("refusing to start: the audit journal cannot be opened (%s)", getattr(exc, "code", type(exc).__name__))
         _startup_failed(home_dir, exc if isinstance(exc, BPError) else BPError(
             "unsafe_state", "The audit journal cannot be opened.", context={"path": os.path.join(home_dir, audit.DIR_NAME)}))
+        logging.shutdown()
+        return 4
+    try:
+        broker.start_services()
+    except (BPError, OSError) as exc:
+        log.error("refusing to start: the private artifact directory is unusable (%s)",
+                  getattr(exc, "code", type(exc).__name__))
+        _startup_failed(home_dir, exc if isinstance(exc, BPError) else BPError(
+            "unsafe_state", "The private artifact directory cannot be used.", context={"path": home_dir}))
         logging.shutdown()
         return 4
     if rules.in_force:

@@ -5,7 +5,7 @@ import os
 import time
 
 from bp.errors import BPError
-from broker.observe import snapshot as observe
+from broker.observe import snapshot as observe, worlds
 
 NAVIGATION_WAIT_S = 10.0
 EXPECTED_TOGGLE = {"checkbox", "radio", "switch", "menuitemcheckbox", "menuitemradio"}
@@ -93,9 +93,7 @@ def download_started(broker, agent, session, since):
                              and p.get("frameId") == session.frame_id, since, 0)
     if event is None:
         return None
-    from broker.files import downloads
-
-    return downloads.tracker(broker).started(agent, event[1].get("guid")) or {}
+    return broker.download_tracker.started(agent, event[1].get("guid")) or {}
 
 
 def click(broker, agent, raw, session, args, deadline):
@@ -222,16 +220,8 @@ def send_text(session, text, pin, target=None):
 
 def focus_script(broker, agent, session, opts, timeout_s=10.0):
     """Run scripts/focus.js (the focused element and DOM-change watch) in the tab's world."""
-    context_id, _ = session.world(observe.WORLD_NAME)
-    opts = dict(opts, key=observe.world_key(agent.key))
-    try:
-        answer = observe.call_in_world(session, context_id, observe.script("focus.js"), opts, timeout_s)
-    except BPError as exc:
-        if not observe.context_gone(exc):
-            raise
-        session.forget_world()
-        context_id, _ = session.world(observe.WORLD_NAME)
-        answer = observe.call_in_world(session, context_id, observe.script("focus.js"), opts, timeout_s)
+    opts = dict(opts, key=worlds.world_key(agent.key))
+    answer = worlds.run_in_world(session, worlds.script("focus.js"), opts, timeout_s)
     return answer or {"lost": True}
 
 
@@ -258,12 +248,12 @@ class Watch:
         """The changes counted so far: a few bytes of script per poll (the watch is focus.js's)."""
         import json
 
-        slot = json.dumps("watch:" + observe.world_key(self.agent.key))
+        slot = json.dumps("watch:" + worlds.world_key(self.agent.key))
         expression = (f"(() => {{ const s = globalThis.__browserPilot || {{}}, w = s[{slot}]; if (!w) return null;"
                       f" w.count += w.observer.takeRecords().length;"
                       f"{' w.observer.disconnect(); delete s[' + slot + '];' if stop else ''} return w.count; }})()")
         try:
-            context_id, _ = self.session.world(observe.WORLD_NAME)
+            context_id, _ = self.session.world(worlds.WORLD_NAME)
             reply = self.session.call("Runtime.evaluate", {"expression": expression, "contextId": context_id,
                                                            "returnByValue": True}, timeout_s=5.0,
                                       abort=self.session.dialog_open)

@@ -6,7 +6,6 @@ import time
 
 from bp import keys
 from bp.errors import BPError
-from broker.observe import snapshot as observe
 from broker.actions.input import Pin, Watch, _mouse, download_started, focus_script as _focus, key_event, send_text, settle
 
 MAX_DELAY_MS = 1000

@@ -134,6 +134,10 @@ def batch(broker, request):
         closing = on_tab(broker, request, _close)
     except BPError as exc:
         if not dispatched():
+            if stopped is not None:
+                # A step failed already and that failure is the answer: it is not lost because the
+                # page could not be observed after it (a busy machine, a closing tab).
+                return {**result, "observationError": {"code": exc.code, "message": exc.message}}
             raise
         raise BPError("unknown_outcome", "The batch was dispatched but the page could not be observed after it.",
                       context={"action": "batch", "reason": exc.code, **result}) from None

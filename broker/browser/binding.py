@@ -20,11 +20,16 @@ HANDSHAKE_TIMEOUT_S = float(os.environ.get("BROWSER_PILOT_HANDSHAKE_TIMEOUT_MS",
 
 
 class Browser:
-    def __init__(self, ctx, home_dir, run_dir, on_target_gone=None):
+    def __init__(self, ctx, home_dir, run_dir, on_target_gone=None, on_dispatch=None):
         self.ctx = ctx
         self.home_dir = home_dir
         self.run_dir = run_dir
         self.on_target_gone = on_target_gone or (lambda raw: None)
+        self.on_dispatch = on_dispatch  # handed to each connection (records know nothing of the transport)
+        # Features that follow tab sessions register here (broker/server.py start_services):
+        # called with each newly attached TabSession, and with a session on each later use.
+        self.session_hooks = []
+        self.session_use_hooks = []
         self.targets = Targets()
         self.workers = Workers()
         self.identities = {}  # browserContextId -> verified profile identity, this generation
@@ -125,7 +130,8 @@ class Browser:
         self.targets = Targets()
         self.targets.on_destroyed.append(self._target_gone)
         conn = BrowserConnection(self.ctx, self.run_dir, candidate, f"ws://127.0.0.1:{port}{ws_path}",
-                                 generation, HANDSHAKE_TIMEOUT_S, on_event=self.targets.on_event)
+                                 generation, HANDSHAKE_TIMEOUT_S, on_event=self.targets.on_event,
+                                 on_dispatch=self.on_dispatch)
         conn.on_ready = self._connected
         previous, self.connection = self.connection, conn
         if previous is not None:

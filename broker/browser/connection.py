@@ -18,7 +18,6 @@ import zmq
 
 from bp import janitor_pipe as jp, text
 from bp.errors import BPError, disconnected
-from broker.records import store as commands
 
 log = logging.getLogger("broker.connection")
 
@@ -34,16 +33,53 @@ class _Slot:
         self.reply = None
 
 
+class CDPError(BPError):
+    """A CDP command the browser answered with an error: `internal_error` to an Agent unless a
+    caller knows better. The protocol's own code and message are kept, and the few cases callers
+    act on are named here, so nobody else parses the browser's wording."""
+
+    def __init__(self, method, error):
+        self.method = method
+        self.cdp_code = error.get("code")
+        self.cdp_message = str(error.get("message") or "")
+        super().__init__("internal_error", f"{method} failed: {self.cdp_message[:200]}", context={"method": method})
+
+    @property
+    def context_gone(self):
+        """The execution context (the document or world a script was to run in) is gone."""
+        return "Cannot find context" in self.cdp_message or "context was destroyed" in self.cdp_message.lower()
+
+    @property
+    def not_serializable(self):
+        return "returned by value" in self.cdp_message or "reference chain" in self.cdp_message
+
+    @property
+    def too_deep(self):
+        return "stack limit exceeded" in self.cdp_message  # Chrome's own bound on a value's nesting
+
+    @property
+    def invalid_url(self):
+        return "invalid URL" in self.cdp_message
+
+    @property
+    def cookie_refused(self):
+        return "Sanitizing cookie failed" in self.cdp_message or "must have scheme" in self.cdp_message
+
+
 class BrowserConnection:
     """States: connecting -> ready | failed; ready -> lost (janitor or WebSocket gone) | closed."""
 
-    def __init__(self, ctx, run_dir, candidate, ws_url, generation, handshake_timeout_s, on_event=None):
+    def __init__(self, ctx, run_dir, candidate, ws_url, generation, handshake_timeout_s, on_event=None,
+                 on_dispatch=None):
         self.ctx = ctx
         self.candidate = candidate
         self.ws_url = ws_url
         self.generation = generation
         self.handshake_timeout_s = handshake_timeout_s
         self.on_event = on_event or (lambda method, raw: None)
+        # Told each CDP method before it is sent (the broker marks the command record dispatched
+        # on the first mutation; the transport itself knows nothing of records).
+        self.on_dispatch = on_dispatch or (lambda method: None)
         self.state = "connecting"
         self.failure = None  # {"reason", "message"} when failed or lost
         self.product = None
@@ -164,7 +200,7 @@ class BrowserConnection:
     def cdp(self, method, params=None, session_id=None, timeout_s=30.0, abort=None):
         """Send a CDP command and wait for its reply. With `abort`, stop waiting (returning None)
         as soon as abort() is true."""
-        commands.dispatching(method)  # the first mutation of a command marks it dispatched
+        self.on_dispatch(method)
         message = {"method": method, "params": params or {}}
         if session_id:
             message["sessionId"] = session_id
@@ -172,15 +208,14 @@ class BrowserConnection:
         if reply is None:
             return None
         if "error" in reply:
-            raise BPError("internal_error", f"{method} failed: {str(reply['error'].get('message'))[:200]}",
-                          context={"method": method})
+            raise CDPError(method, reply["error"])
         return reply.get("result") or {}
 
     def send_nowait(self, method, params=None, session_id=None):
         """Send a CDP command whose reply nobody waits for (it is dropped on arrival)."""
         if not self.alive:
             raise disconnected("The browser connection is not available.")
-        commands.dispatching(method)
+        self.on_dispatch(method)
         message = {"id": next(self._ids), "method": method, "params": params or {}}
         if session_id:
             message["sessionId"] = session_id

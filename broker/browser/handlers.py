@@ -145,14 +145,8 @@ def connect(broker, request):
     # happened; a failure to connect is still just that.
     commands.attempting()
     broker.agents.touch(request.client, broker.browser.generation)
-    from broker.files import downloads
-
-    downloads.tracker(broker)  # private storage (leftovers wiped) and download tracking, before any tab
-    from broker.network import journal as network
-
-    network.hub(broker)  # network journal of the tabs attached from now on
     conn = broker.browser.connect(request.args.get("browser"), wait_s=max(0.05, request.remaining() - 0.25))
-    network.hub(broker).guard_popups(conn)  # navigation bounds reach popups of held tabs (policy origins)
+    broker.network_hub.guard_popups(conn)  # navigation bounds reach popups of held tabs (policy origins)
     if request.record is not None:
         # The connection this command made is its own: its record follows it, not the one before.
         request.record.generation = conn.generation
@@ -186,12 +180,7 @@ def disconnect(broker, request):
     commands.attempting()  # it releases state from its first step
     agent = broker.agents.remove(request.client)
     broker.commands.forget(request.client)  # a released key keeps no command records
-    from broker.files import artifacts
-
-    artifacts.release_key(broker, request.client)  # its private copies and download tracking go
-    from broker.network import journal as network
-
-    network.release_key(broker, request.client)  # its journals, rules and credentials go
+    broker.release_key_services(request.client)  # its copies, downloads, journals, rules and credentials go
     closed = broker.release_agent_tabs(agent) if agent else 0
     result = {"released": agent is not None, "closedTabs": closed, "brokerStopped": False}
     others = broker.agents.active_keys()

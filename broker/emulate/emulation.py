@@ -13,6 +13,7 @@ import logging
 import threading
 
 from bp.errors import BPError, invalid_argument
+from broker.browser.connection import CDPError
 
 log = logging.getLogger("broker.emulation")
 
@@ -44,9 +45,11 @@ FIELDS = ("device", "width", "height", "scale", "mobile", "userAgent", "latitude
 
 
 class Emulations:
-    """raw target id -> the settings Browser Pilot applied to that tab."""
+    """raw target id -> the settings Browser Pilot applied to that tab. Built by the broker
+    (broker/server.py start_services); its on_session is a tab-session hook."""
 
-    def __init__(self):
+    def __init__(self, browser):
+        self.browser = browser
         self.lock = threading.Lock()
         self.by_tab = {}
 
@@ -55,25 +58,59 @@ class Emulations:
             found = self.by_tab.get(raw)
             return dict(found) if found else None
 
+    def shown(self, raw):
+        """The tab's emulation for `bp tabs`, or None."""
+        settings = self.get(raw)
+        if not settings:
+            return None
+        return {k: settings[k] for k in FIELDS if k in settings}
 
-def book(browser):
-    with _lock:
-        found = getattr(browser, "emulations", None)
-        if found is None:
-            found = browser.emulations = Emulations()
-        return found
+    def on_session(self, session):
+        """A newly attached session: a popup of an emulated tab gets its opener's settings."""
+        if not self.by_tab:
+            return
+        popups = self.browser.popups()
+        current, depth = popups.get(session.raw_id), 0
+        while current is not None and depth < 16:
+            settings = self.get(current)
+            if settings:
+                try:
+                    apply(session, settings, 5.0)
+                    with self.lock:
+                        self.by_tab[session.raw_id] = settings
+                except BPError:
+                    log.info("a popup's emulation could not be applied")
+                return
+            current, depth = popups.get(current), depth + 1
 
+    def clear(self, raws):
+        """Clear the emulation of these tabs (release, disconnect, lease end): best effort, the
+        session may already be gone."""
+        sessions = dict(self.browser.workers.sessions()) if raws else {}
+        for raw in raws:
+            with self.lock:
+                previous = self.by_tab.pop(raw, None)
+            session = sessions.get(raw)
+            if previous and session is not None and session.alive:
+                try:
+                    apply(session, {}, 5.0, previous)
+                except BPError:
+                    pass
 
-_lock = threading.Lock()
-
-
-def shown(browser, raw):
-    """The tab's emulation for `bp tabs`, or None."""
-    found = getattr(browser, "emulations", None)
-    settings = found.get(raw) if found is not None else None
-    if not settings:
-        return None
-    return {k: settings[k] for k in FIELDS if k in settings}
+    def release_key(self, agent):
+        """Everything this Agent emulated: its managed tabs and their popups (before its holdings go)."""
+        if agent is None:
+            return
+        popups, mine = self.browser.popups(), set(agent.managed_targets)
+        raws = []
+        with self.lock:
+            for raw in self.by_tab:
+                current, depth = raw, 0
+                while current is not None and current not in mine and depth < 16:
+                    current, depth = popups.get(current), depth + 1
+                if current in mine:
+                    raws.append(raw)
+        self.clear(raws)
 
 
 def _settings(current, args):
@@ -101,10 +138,8 @@ def _metrics(settings):
 def _call(session, method, params, timeout_s, field):
     try:
         return session.call(method, params, timeout_s=timeout_s)
-    except BPError as exc:
-        if exc.code == "internal_error" or "Invalid" in exc.message or "invalid" in exc.message:
-            raise invalid_argument(field, f"The browser refused this {field}.") from None
-        raise
+    except CDPError:  # the browser refused the value itself
+        raise invalid_argument(field, f"The browser refused this {field}.") from None
 
 
 def apply(session, settings, timeout_s, previous=None):
@@ -155,7 +190,7 @@ def emulate(tab):
         raise BPError("target_not_owned", "Emulation is only for Browser Pilot's own tabs: on a user's tab it would "
                       "change what the person sees.", context={"reason": "user_tab", "origin": "user_tab"},
                       hint="Open a tab of your own with 'bp open --new URL' and emulate there.")
-    found = book(broker.browser)
+    found = broker.emulations
     with found.lock:  # tabs that are gone keep nothing
         for gone in [r for r in found.by_tab if broker.browser.targets.info(r) is None]:
             del found.by_tab[gone]
@@ -176,60 +211,4 @@ def emulate(tab):
             found.by_tab[raw] = settings
         else:
             found.by_tab.pop(raw, None)
-    return {"targetId": agent.opaque_id(raw), "emulation": shown(broker.browser, raw) or {}}
-
-
-def on_session(browser, session):
-    """Hook from broker.tabs.session_for (a newly attached session): a popup of an emulated tab
-    gets its opener's settings."""
-    found = getattr(browser, "emulations", None)
-    if found is None or not found.by_tab:
-        return
-    popups = browser.popups()
-    current, depth = popups.get(session.raw_id), 0
-    while current is not None and depth < 16:
-        settings = found.get(current)
-        if settings:
-            try:
-                apply(session, settings, 5.0)
-                with found.lock:
-                    found.by_tab[session.raw_id] = settings
-            except BPError:
-                log.info("a popup's emulation could not be applied")
-            return
-        current, depth = popups.get(current), depth + 1
-
-
-def clear(browser, raws):
-    """Clear the emulation of these tabs (release, disconnect, lease end): best effort, the
-    session may already be gone."""
-    found = getattr(browser, "emulations", None)
-    if found is None:
-        return
-    sessions = dict(browser.workers.sessions()) if raws else {}
-    for raw in raws:
-        with found.lock:
-            previous = found.by_tab.pop(raw, None)
-        session = sessions.get(raw)
-        if previous and session is not None and session.alive:
-            try:
-                apply(session, {}, 5.0, previous)
-            except BPError:
-                pass
-
-
-def release_key(broker, agent):
-    """Everything this Agent emulated: its managed tabs and their popups (before its holdings go)."""
-    found = getattr(broker.browser, "emulations", None)
-    if found is None or agent is None:
-        return
-    popups, mine = broker.browser.popups(), set(agent.managed_targets)
-    raws = []
-    with found.lock:
-        for raw in found.by_tab:
-            current, depth = raw, 0
-            while current is not None and current not in mine and depth < 16:
-                current, depth = popups.get(current), depth + 1
-            if current in mine:
-                raws.append(raw)
-    clear(broker.browser, raws)
+    return {"targetId": agent.opaque_id(raw), "emulation": found.shown(raw) or {}}

@@ -299,30 +299,6 @@ class Store:
             wipe(self.root)
 
 
-_lock = threading.Lock()
-
-
-def store(broker):
-    """The broker's store, created (and leftovers wiped) on first use."""
-    found = getattr(broker, "artifact_store", None)
-    if found is None:
-        with _lock:
-            found = getattr(broker, "artifact_store", None)
-            if found is None:
-                found = broker.artifact_store = Store(broker.home_dir, broker.agents)
-    return found
-
-
-def release_key(broker, key):
-    """`bp disconnect`: the key's copies go, and its download tracking stops."""
-    found = getattr(broker, "artifact_store", None)
-    if found is not None:
-        found.release_key(key)
-    tracker = getattr(broker, "download_tracker", None)
-    if tracker is not None:
-        tracker.forget_key(key)
-
-
 def shutdown(broker):
     """Broker exit: every copy goes (the directory is wiped even if this broker never used it)."""
     found = getattr(broker, "artifact_store", None)

@@ -23,7 +23,6 @@ import time
 
 from bp.errors import BPError
 from bp.outputs import safe_basename
-from broker.files import artifacts
 
 log = logging.getLogger("broker.downloads")
 
@@ -89,6 +88,10 @@ class Tracker:
         self.numbers = collections.OrderedDict()
 
     # --- configuration (on a tab worker, when a tab session is attached) ------------------------
+
+    def on_session(self, session):
+        """Hook of every newly attached tab session: it may be where a download begins."""
+        self.ensure_events(self.broker.browser, session)
 
     def ensure_events(self, browser, session):
         """Browser.setDownloadBehavior once per generation and profile context, at browser scope."""
@@ -182,9 +185,7 @@ class Tracker:
         if self.pending.get(record.guid) is record:
             del self.pending[record.guid]
         if record.artifact is not None:
-            store = getattr(self.broker, "artifact_store", None)
-            if store is not None:
-                store.release(record.artifact)
+            self.broker.artifact_store.release(record.artifact)
 
     def _progress(self, params):
         guid = params.get("guid")
@@ -216,7 +217,7 @@ class Tracker:
             elif broker.agents.get(record.key) is not record.agent or record.generation != broker.browser.generation:
                 reason = "released"
             else:
-                item = artifacts.store(broker).copy_file(
+                item = broker.artifact_store.copy_file(
                     record.agent, "download", source, record.mime or "application/octet-stream", "data",
                     meta={"fileName": record.file_name},
                     refuse=lambda why: BPError("artifact_not_found", "Chrome's finished file cannot be read.",
@@ -235,7 +236,7 @@ class Tracker:
                 if item is not None:
                     record.size = item.size
         if item is not None and not live:
-            artifacts.store(broker).release(item)  # forgotten meanwhile (released key)
+            broker.artifact_store.release(item)  # forgotten meanwhile (released key)
 
     # --- the Agent's view -------------------------------------------------------------------------
 
@@ -287,30 +288,3 @@ class Tracker:
             rows = self.by_key.pop(key, None) or {}
             for record in rows.values():
                 self._forget_locked(record)
-
-
-_lock = threading.Lock()
-
-
-def tracker(broker):
-    """The broker's tracker; creating it also creates the private store (wiping leftovers of a
-    broker that was killed): `bp connect` calls this, and every broker start begins with one."""
-    found = getattr(broker, "download_tracker", None)
-    if found is None:
-        artifacts.store(broker)
-        with _lock:
-            found = getattr(broker, "download_tracker", None)
-            if found is None:
-                found = broker.download_tracker = Tracker(broker)
-                broker.browser.download_tracker = found
-    return found
-
-
-def on_session(browser, session):
-    """Hook from broker.tabs.session_for: a new tab session may be where a download begins."""
-    found = getattr(browser, "download_tracker", None)
-    if found is not None:
-        try:
-            found.ensure_events(browser, session)
-        except Exception:
-            log.exception("enabling download events failed")

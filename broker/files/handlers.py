@@ -16,10 +16,8 @@ handler(protocol.OP_UPLOAD, observe_after=True)(lambda tab: files.upload(*tab.pa
 @handler(protocol.OP_DOWNLOADS)
 def downloads(broker, request):
     agent = routing.agent_for(broker, request)
-    from broker.files import downloads as tracking
-
     result = {"downloads": files.download_rows(broker, agent)}
-    dropped = tracking.tracker(broker).dropped_of(agent)
+    dropped = broker.download_tracker.dropped_of(agent)
     if dropped:
         result["dropped"] = dropped  # the oldest, forgotten past 64 per key
     return result

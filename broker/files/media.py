@@ -20,7 +20,7 @@ import time
 from bp import outputs
 from bp.errors import BPError, invalid_argument
 from broker.files import artifacts
-from broker.observe import snapshot as observe
+from broker.observe import snapshot as observe, worlds
 
 MODEL_MAX_SIDE = 1568  # longest side of the model-sized dimensions reported for large captures
 MAX_CAPTURE_SIDE = 16_384  # Chrome's largest texture: a full page is cut there (reported)
@@ -39,25 +39,22 @@ def _timeout(deadline, floor=1.0):
 def _in_world(session, source, opts, timeout_s, await_promise=False):
     """Run fn(opts) in Browser Pilot's isolated world of the tab's main document (returnByValue)."""
     expression = f"({source})({json.dumps(opts)})"
-    for attempt in (1, 2):
-        context_id, _ = session.world(observe.WORLD_NAME)
-        try:
-            reply = session.call("Runtime.evaluate", {"expression": expression, "contextId": context_id,
-                                                      "returnByValue": True, "awaitPromise": await_promise},
-                                 timeout_s=timeout_s)
-        except BPError as exc:
-            if attempt == 1 and observe.context_gone(exc):
-                session.forget_world()
-                continue
-            raise
-        if reply.get("exceptionDetails"):
-            details = reply["exceptionDetails"]
-            text = (details.get("exception") or {}).get("description") or details.get("text") or "script failed"
-            if "is not a valid selector" in text:  # the Agent's --selector, not the script, is wrong
-                raise invalid_argument("selector", "The selector is not valid CSS.", reason="invalid_selector")
-            raise BPError("internal_error", "A Browser Pilot script failed in the page.",
-                          context={"detail": text.splitlines()[0][:200]})
-        return (reply.get("result") or {}).get("value")
+
+    def run():
+        context_id, _ = session.world(worlds.WORLD_NAME)
+        return session.call("Runtime.evaluate", {"expression": expression, "contextId": context_id,
+                                                 "returnByValue": True, "awaitPromise": await_promise},
+                            timeout_s=timeout_s)
+
+    reply = worlds.once_more_if_replaced(run, session.forget_world)
+    if reply.get("exceptionDetails"):
+        details = reply["exceptionDetails"]
+        text = (details.get("exception") or {}).get("description") or details.get("text") or "script failed"
+        if "is not a valid selector" in text:  # the Agent's --selector, not the script, is wrong
+            raise invalid_argument("selector", "The selector is not valid CSS.", reason="invalid_selector")
+        raise BPError("internal_error", "A Browser Pilot script failed in the page.",
+                      context={"detail": text.splitlines()[0][:200]})
+    return (reply.get("result") or {}).get("value")
 
 
 def png_size(data):
@@ -77,7 +74,7 @@ def model_size(width, height):
 
 def _export(broker, agent, args, kind, data, mime, default_name, extra=None):
     """Store (quota), export to the resolved path, release the copy; the file result."""
-    store = artifacts.store(broker)
+    store = broker.artifact_store
     item = store.put_bytes(agent, kind, data, mime)
     try:
         path, size = outputs.export(args, default_name, item.chunks())
@@ -255,25 +252,25 @@ def _draw(session, png_b64, boxes, vw, vh, deadline):
     element is created in the document), one per main-frame document."""
     opts = {"png": png_b64, "boxes": boxes, "viewportWidth": vw or 1, "viewportHeight": vh or 1}
     expression = f"({DRAW})({json.dumps(opts)})"
-    for attempt in (1, 2):
-        known = getattr(session, "annotation_world", None)
+
+    def draw():
+        known = session.annotation_world
         if known is None or known[0] != session.loader:
             reply = session.call("Page.createIsolatedWorld", {"frameId": session.frame_id, "worldName": ANNOTATION_WORLD},
                                  timeout_s=10.0)
             known = session.annotation_world = (session.loader, reply["executionContextId"])
-        try:
-            result = session.call("Runtime.evaluate", {"expression": expression, "contextId": known[1],
-                                                       "returnByValue": True, "awaitPromise": True},
-                                  timeout_s=_timeout(deadline, 5.0))
-        except BPError as exc:
-            if attempt == 1 and observe.context_gone(exc):
-                session.annotation_world = None
-                continue
-            raise
-        value = (result.get("result") or {}).get("value")
-        if result.get("exceptionDetails") or not isinstance(value, str):
-            raise BPError("internal_error", "The annotated screenshot could not be drawn.")
-        return value
+        return session.call("Runtime.evaluate", {"expression": expression, "contextId": known[1],
+                                                 "returnByValue": True, "awaitPromise": True},
+                            timeout_s=_timeout(deadline, 5.0))
+
+    def forget():
+        session.annotation_world = None
+
+    result = worlds.once_more_if_replaced(draw, forget)
+    value = (result.get("result") or {}).get("value")
+    if result.get("exceptionDetails") or not isinstance(value, str):
+        raise BPError("internal_error", "The annotated screenshot could not be drawn.")
+    return value
 
 
 # --- pdf -----------------------------------------------------------------------------------------
@@ -299,15 +296,11 @@ def pdf(broker, agent, raw, session, args, deadline):
 
 
 def download_rows(broker, agent):
-    from broker.files import downloads
-
-    return [row for _, row in downloads.tracker(broker).rows(agent)]
+    return [row for _, row in broker.download_tracker.rows(agent)]
 
 
 def download_export(broker, agent, args):
-    from broker.files import downloads
-
-    tracker = downloads.tracker(broker)
+    tracker = broker.download_tracker
     record = tracker.find(agent, args["selector"])
     if record.state == "failed" and record.reason == "quota_exceeded":
         raise BPError("quota_exceeded", "The download finished in Chrome, but Browser Pilot's copy did not fit its "
@@ -320,7 +313,7 @@ def download_export(broker, agent, args):
                       context={"field": "selector", "state": record.state})
     if record.artifact.expired():
         raise BPError("artifact_expired", "Browser Pilot's copy of this download expired.", context={"field": "selector"})
-    store = artifacts.store(broker)
+    store = broker.artifact_store
     item = store.get(agent, record.artifact.id)
     default = record.file_name or f"download-{int(record.created_at * 1000)}"
     path, size = outputs.export(args, default, item.chunks())
@@ -375,16 +368,10 @@ def _input_by_ref(broker, agent, raw, session, ref, timeout_s):
 
 
 def _input_by_nth(session, nth, timeout_s):
-    for attempt in (1, 2):
-        context_id, _ = session.world(observe.WORLD_NAME)
-        try:
-            object_id = _object(session, context_id, NTH_INPUT.replace("{n}", str(int(nth))), timeout_s)
-            break
-        except BPError as exc:
-            if attempt == 1 and observe.context_gone(exc):
-                session.forget_world()
-                continue
-            raise
+    object_id = worlds.once_more_if_replaced(
+        lambda: _object(session, session.world(worlds.WORLD_NAME)[0], NTH_INPUT.replace("{n}", str(int(nth))),
+                        timeout_s),
+        session.forget_world)
     if object_id is None:
         raise invalid_argument("nth", f"The page has no file input number {nth}.", reason="no_file_input")
     return session, object_id
@@ -418,7 +405,7 @@ def upload(broker, agent, raw, session, args, deadline):
         target, object_id = _input_by_ref(broker, agent, raw, session, args["ref"], timeout_s)
     else:
         target, object_id = _input_by_nth(session, args.get("nth", 1), timeout_s)
-    store = artifacts.store(broker)
+    store = broker.artifact_store
     try:
         item = store.copy_file(agent, "upload", source, "application/octet-stream", name, refuse=upload_refused)
     except BaseException:

@@ -8,7 +8,7 @@ with reason `at_boundary`, not an error; text that is not on the page is `text_n
 from bp.errors import BPError
 from broker.actions import input as actions
 from broker.records import store as commands
-from broker.observe import snapshot as observe
+from broker.observe import snapshot as observe, worlds
 
 _BY_SELECTOR = ("(o) => {{ let el = null; if (o.selector) {{ try {{ el = document.querySelector(o.selector); }}"
                 " catch (e) {{ return {{badSelector: true}}; }} if (!el) return {{missing: true}}; }}"
@@ -18,15 +18,7 @@ _BY_SELECTOR = ("(o) => {{ let el = null; if (o.selector) {{ try {{ el = documen
 def in_world(session, source, opts, timeout_s=15.0):
     """Run a script in the isolated world of the tab's current document (once more if the
     document changed between finding the world and using it)."""
-    context_id, _ = session.world(observe.WORLD_NAME)
-    try:
-        return observe.call_in_world(session, context_id, source, opts, timeout_s)
-    except BPError as exc:
-        if not observe.context_gone(exc):
-            raise
-    session.forget_world()
-    context_id, _ = session.world(observe.WORLD_NAME)
-    return observe.call_in_world(session, context_id, source, opts, timeout_s)
+    return worlds.run_in_world(session, source, opts, timeout_s)
 
 
 def by_selector(session, source, opts, timeout_s=15.0):
@@ -48,7 +40,7 @@ def scroll(broker, agent, raw, session, args, deadline):
     else:
         opts = {"mode": "relative", "direction": args.get("direction", "down"), "amount": args.get("amount", 1),
                 "unit": args.get("unit", "viewport")}
-    source = observe.script("scroll.js")
+    source = worlds.script("scroll.js")
     since = session.mark()
     commands.dispatching()  # the script checks the target and scrolls in one step
     if "ref" in args:

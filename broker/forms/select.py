@@ -13,7 +13,7 @@ import time
 from bp.errors import BPError
 from broker.actions import input as actions
 from broker.records import store as commands
-from broker.observe import snapshot as observe
+from broker.observe import snapshot as observe, worlds
 from broker.forms.scroll import by_selector, in_world
 
 OPTIONS_WAIT_S = 3.0  # how long an opened widget may take to render its options
@@ -28,7 +28,7 @@ def _not_dropdown():
 
 
 def _on_target(broker, agent, raw, session, args, opts):
-    source = observe.script("select.js")
+    source = worlds.script("select.js")
     if "ref" in args:
         return observe.on_ref(broker, agent, raw, session, args["ref"], source, opts)
     return by_selector(session, source, {**opts, "selector": args["selector"]})
@@ -44,7 +44,7 @@ def dropdown(broker, agent, raw, session, args):
 
 
 def select(broker, agent, raw, session, args, deadline):
-    slot = {"slot": observe.world_key(agent.key), "token": os.urandom(8).hex()}
+    slot = {"slot": worlds.world_key(agent.key), "token": os.urandom(8).hex()}
     match = {"option": args["option"], "by": args.get("by", "label"), "contains": args.get("contains", False)}
     # Before any input: the target is current, enabled, visible and not covered.
     if "ref" in args:
@@ -67,7 +67,7 @@ def select(broker, agent, raw, session, args, deadline):
         raise BPError("action_not_verified", f"The element cannot be acted on now: {where['refuse']}.",
                       retryable=True, context=context)
     kind = bound["kind"]
-    source = observe.script("select.js")
+    source = worlds.script("select.js")
     loader, since = session.loader, session.mark()
     dispatched = []
 
@@ -77,9 +77,9 @@ def select(broker, agent, raw, session, args, deadline):
             if world is None:
                 answer = in_world(session, on_slot, opts)
             else:
-                answer = observe.call_in_world(world.session, world.context_id, on_slot, opts)
+                answer = worlds.call_in_world(world.session, world.context_id, on_slot, opts)
         except BPError as exc:
-            if not observe.context_gone(exc):
+            if not worlds.context_gone(exc):
                 raise
             answer = {"gone": True}
         return answer or {"gone": True}

@@ -5,6 +5,7 @@ import re
 
 from bp import outputs, protocol
 from bp.errors import BPError, invalid_argument, target_crashed
+from broker.browser.connection import CDPError
 from broker.network import journal as network
 from broker.tabs import routing
 from broker.registry import handler
@@ -12,7 +13,7 @@ from broker.registry import handler
 
 def _hub(broker, request):
     agent = routing.agent_for(broker, request)
-    return network.hub(broker), agent
+    return broker.network_hub, agent
 
 
 def _net(broker, request):
@@ -172,8 +173,8 @@ def cookie_set(tab):
             raise invalid_argument("url", "Give --url or --domain: the tab is not on an http(s) page.")
     try:
         reply = session.call("Network.setCookie", params, timeout_s=min(10.0, timeout_s))
-    except BPError as exc:
-        if "Sanitizing cookie failed" not in exc.message and "must have scheme" not in exc.message:
+    except CDPError as exc:
+        if not exc.cookie_refused:
             raise
         reply = {"success": False}
     if reply.get("success") is False:

@@ -321,10 +321,7 @@ class Hub:
     # --- sessions --------------------------------------------------------------------------------
 
     def attach(self, session):
-        """On the tab's worker, right after a session is attached."""
-        session.fetch_state = None
-        session.runtime_enabled = False
-        session.network_enabled = False
+        """Hook of every newly attached tab session (on the tab's worker, broker/server.py)."""
         session.raw_network = self.raw_event  # frames' sessions share it (broker/tabs/session.py FrameSession)
         session.listeners.append(self.listener)
         session.targets.on_frame_session = self.frame_attached
@@ -354,7 +351,7 @@ class Hub:
         """Fetch interception on this session exactly while its holder has rules or credentials."""
         state = self._owner_state(session)
         held = state is not None
-        if session.alive and getattr(session, "network_enabled", held) != held:
+        if session.alive and session.network_enabled != held:
             # Journaled while held (sent before the command that made it held reaches the tab).
             session.network_enabled = session.runtime_enabled = held
             self._send(session, "Network.enable" if held else "Network.disable", NETWORK_BUFFERS if held else None)
@@ -366,7 +363,7 @@ class Hub:
             bounds = self.bounds_patterns(session)
             if bounds is not None:
                 want = (bounds, False)
-        if getattr(session, "fetch_state", None) == want or not session.alive:
+        if session.fetch_state == want or not session.alive:
             return
         session.fetch_state = want
         try:
@@ -486,19 +483,30 @@ class Hub:
         except BPError:
             pass
 
+    def on_use(self, session):
+        """Hook of every later use of a tab session: interception follows the tab's current holder."""
+        self.sync_tree(session)
+
+    def resync(self, raw):
+        """A tab changed hands (released, or another one taken instead): its interception follows."""
+        for candidate, session in self.broker.browser.workers.sessions():
+            if candidate == raw:
+                try:
+                    self.sync_tree(session)
+                except Exception:
+                    log.exception("network sync of a released tab failed")
+
     def sync_tree(self, session):
         """sync for the tab's session and the out-of-process iframes under it."""
         self.sync(session)
         for child in session.live_children():
-            if hasattr(child, "fetch_state"):
-                if not child.fetch_refreshed:
-                    self.refresh_frame(child)
-                self.sync_tree(child)
+            if not child.fetch_refreshed:
+                self.refresh_frame(child)
+            self.sync_tree(child)
 
     def sync_all(self):
         for _, session in self.broker.browser.workers.sessions():
-            if hasattr(session, "fetch_state"):
-                self.sync_tree(session)
+            self.sync_tree(session)
 
     # --- events (janitor-relay thread: bookkeeping and fire-and-forget sends only) ---------------
 
@@ -839,45 +847,6 @@ def choose(rules, url):
     return None
 
 
-_lock = threading.Lock()
-
-
-def hub(broker):
-    found = getattr(broker, "network_hub", None)
-    if found is None:
-        with _lock:
-            found = getattr(broker, "network_hub", None)
-            if found is None:
-                found = broker.network_hub = Hub(broker)
-                broker.browser.network_hub = found
-    return found
-
-
-def on_session(browser, session):
-    """Hook from broker.tabs.session_for (on the tab's worker, once per attached session)."""
-    found = getattr(browser, "network_hub", None)
-    if found is not None:
-        try:
-            found.attach(session)
-        except Exception:
-            log.exception("network setup of a tab failed")
-
-
-def on_use(browser, session):
-    """Hook from broker.tabs.session_for on every later use: a session attached before the hub
-    existed is set up now; otherwise interception follows the tab's current holder."""
-    found = getattr(browser, "network_hub", None)
-    if found is None:
-        return
-    if not hasattr(session, "fetch_state"):
-        on_session(browser, session)
-        return
-    try:
-        found.sync_tree(session)
-    except Exception:  # never let bookkeeping break the tab's command
-        log.exception("network sync of a tab failed")
-
-
 def _policy(broker):
     """The person's policy in force (bp/policy.py); none on a broker built without one (tests)."""
     found = getattr(broker, "policy", None)
@@ -886,25 +855,6 @@ def _policy(broker):
 
         found = Policy.none()
     return found
-
-
-def resync(broker, raw):
-    """A tab changed hands (released, or another one taken instead): its interception follows."""
-    found = getattr(broker, "network_hub", None)
-    if found is None:
-        return
-    for candidate, session in broker.browser.workers.sessions():
-        if candidate == raw and hasattr(session, "fetch_state"):
-            try:
-                found.sync_tree(session)
-            except Exception:
-                log.exception("network sync of a released tab failed")
-
-
-def release_key(broker, key):
-    found = getattr(broker, "network_hub", None)
-    if found is not None:
-        found.release_key(key)
 
 
 # --- commands (request threads) ------------------------------------------------------------------

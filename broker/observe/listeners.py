@@ -2,13 +2,13 @@
 plain div, no role, no tabindex, no pointer cursor): invisible to the accessibility tree and to
 an in-page walker. Chrome knows them: one `DOMDebugger.getEventListeners` over the page's
 main-world document (pierce, whole subtree) lists the nodes with pointer listeners. New ones are handed to Browser
-Pilot's isolated world by position (broker/observe/snapshot.py `node_paths`: never as objects), at most
+Pilot's isolated world by position (broker/observe/worlds.py `node_paths`: never as objects), at most
 MAX_NEW per observation, into a WeakSet the walker reads; known nodes are remembered per
 document, so a page costs this once, plus one listing call per observation.
 """
 
 from bp.errors import BPError
-from broker.observe.snapshot import FROM_PATH, call_in_world, node_paths
+from broker.observe.worlds import FROM_PATH, call_in_world, node_paths
 
 POINTER_TYPES = frozenset({"click", "mousedown", "mouseup", "pointerdown", "pointerup", "touchstart", "dblclick"})
 MAX_NEW = 64
@@ -31,7 +31,7 @@ def mark(session, context_id, known):
         # walker kills a 300-row table page with four listener icons on the 2nd-5th observation,
         # and a 2,000-row one on the 2nd; listed from the main world, 30 in a row are fine
         # (tests/e2e/test_observe_crash.py). Through Browser Pilot's own world it would also
-        # leave duplicate wrappers (see observe.node_paths). `document` is unforgeable, so the
+        # leave duplicate wrappers (see worlds.node_paths). `document` is unforgeable, so the
         # page cannot hand us another object, and evaluating it runs no page script.
         reply = session.call("Runtime.evaluate", {"expression": "document", "objectGroup": GROUP}, timeout_s=5.0,
                              abort=getattr(session, "dialog_open", None))

@@ -20,35 +20,20 @@ added, never unchanged.
 import json
 import os
 import time
-from importlib import resources
 
 from bp import fastjson
 from bp.errors import BPError
+from broker.observe.worlds import (FROM_PATH, WORLD_NAME, call_in_world, context_gone, node_paths,
+                                   once_more_if_replaced, script, world_key)
+from broker.page import frames
 
 MAX_LIMIT = 10_000
 MAX_BYTES = 2 * 1024 * 1024
 # A private setting for tests (not a public flag): how long an observation's refs stay usable.
 OBSERVATION_TTL_S = float(os.environ.get("BROWSER_PILOT_OBSERVATION_TTL_MS", "300000")) / 1000.0
-WORLD_NAME = "browser-pilot"
 # Live refs one ref table holds per document world; past it the oldest numbers the latest
 # observation did not list expire (stale_ref `expired`). A private setting for tests.
 MAX_REFS = int(os.environ.get("BROWSER_PILOT_MAX_REFS", "10000"))
-
-_SCRIPTS = {}
-
-
-def script(name):
-    """scripts/<name> as one expression, with the in-page library (scripts/lib.js) in its scope."""
-    if name not in _SCRIPTS:
-        folder = resources.files("broker").joinpath("scripts")
-        # In parentheses: the script starts with comment lines, which a bare `return` would end at.
-        _SCRIPTS[name] = ('(function () {\n"use strict";\n' + folder.joinpath("lib.js").read_text()
-                          + "\nreturn (\n" + folder.joinpath(name).read_text() + "\n);\n})()")
-    return _SCRIPTS[name]
-
-
-MAX_FRAME_DEPTH = 8  # nested out-of-process iframes followed below the tab
-
 
 class World:
     """Browser Pilot's isolated world in one document, where an observation keeps its element
@@ -136,31 +121,6 @@ class Observation:
         return self.table.locate(ref), ref
 
 
-def world_key(agent_key):
-    """The key under which the world stores this Agent's handles (not the raw client key)."""
-    import hashlib
-
-    return "a" + hashlib.sha256(agent_key.encode()).hexdigest()[:16]
-
-
-def call_in_world(session, context_id, source, opts, timeout_s=15.0, fn=None):
-    expression = f"({source})({json.dumps(opts)}{', ' + fn if fn else ''})"
-    dialog_open = getattr(session, "dialog_open", None)
-    # A JavaScript dialog that opens meanwhile blocks every world of the page: stop waiting.
-    reply = session.call("Runtime.evaluate", {"expression": expression, "contextId": context_id,
-                                              "returnByValue": True, "awaitPromise": False}, timeout_s=timeout_s,
-                         abort=dialog_open)
-    if reply is None:
-        raise BPError("action_not_verified", "A JavaScript dialog is open in this tab and blocks the page.",
-                      retryable=True, context=session.dialog_context())
-    if reply.get("exceptionDetails"):
-        details = reply["exceptionDetails"]
-        text = (details.get("exception") or {}).get("description") or details.get("text") or "script failed"
-        raise BPError("internal_error", "The observation script failed in the page.",
-                      context={"detail": text.splitlines()[0][:200]})
-    return (reply.get("result") or {}).get("value")
-
-
 def _numbered(table, opts, walk):
     """One world's walk, handing out numbers from the table's next one. A walk whose answer is
     lost may still have handed some out in its world: those are skipped, never given twice."""
@@ -176,18 +136,18 @@ def _numbered(table, opts, walk):
 
 def _walk(session, world_context, opts, timeout_s, table):
     """Run the walker in a session's isolated world; once more if the document changed under us."""
-    try:
-        _mark_listeners(session, world_context)
-        return world_context, _numbered(table, opts, lambda: call_in_world(session, world_context,
-                                                                          script("observe.js"), opts, timeout_s))
-    except BPError as exc:
-        if not context_gone(exc):
-            raise
-        session.forget_world()
-        context_id, _ = session.world(WORLD_NAME)
-        _mark_listeners(session, context_id)
-        return context_id, _numbered(table, opts, lambda: call_in_world(session, context_id, script("observe.js"),
+    context = [world_context]
+
+    def walk():
+        _mark_listeners(session, context[0])
+        return context[0], _numbered(table, opts, lambda: call_in_world(session, context[0], script("observe.js"),
                                                                         opts, timeout_s))
+
+    def forget():
+        session.forget_world()
+        context[0] = session.world(WORLD_NAME)[0]
+
+    return once_more_if_replaced(walk, forget)
 
 
 def _mark_listeners(session, context_id):
@@ -196,64 +156,10 @@ def _mark_listeners(session, context_id):
     from broker.observe import listeners
 
     document = (context_id, getattr(session, "loader", None))  # context ids are per renderer
-    known = getattr(session, "listener_nodes", None)
+    known = session.listener_nodes
     if known is None or known[0] != document:
         known = session.listener_nodes = (document, set())
     listeners.mark(session, context_id, known[1])
-
-
-# Elements Chrome names by backend node id (frame owners, listener targets) reach Browser
-# Pilot's world as *positions*, never as objects: DOM.resolveNode into an isolated world can
-# leave that world with two wrappers for one node (seen with Chromium 156 after several
-# navigations in a tab), after which `===`, elementFromPoint and the walker's handles disagree.
-# So nodes are resolved into a separate probe world, their paths below the document computed
-# there with isSameNode (identity of the node, not of its wrapper), and followed again in
-# Browser Pilot's world.
-PATH_OF = """function (...nodes) {
-  const index = (parent, n) => { const kids = parent.children; for (let i = 0; i < kids.length; i++) if (kids[i].isSameNode(n)) return i; return -1; };
-  return nodes.map((node) => {
-    const steps = [];
-    for (let n = node; n && !n.isSameNode(n.ownerDocument.documentElement); ) {
-      const parent = n.parentNode;
-      if (!parent || parent.nodeType === 9) return null;
-      const i = index(parent, n);
-      if (i < 0) return null;
-      steps.push(i);
-      if (parent.nodeType === 11) { if (!parent.host) return null; steps.push(-1); n = parent.host; } else n = parent;
-    }
-    return node && node.nodeType === 1 && node.ownerDocument === document ? steps.reverse() : null;
-  });
-}"""
-FROM_PATH = """function (steps) {
-  let cur = document.documentElement;
-  for (const step of steps || []) { if (!cur) return null; cur = step === -1 ? cur.shadowRoot : cur.children[step]; }
-  return steps ? cur || null : null;
-}"""
-PROBE_WORLD = "browser-pilot-probe"
-
-
-def node_paths(session, backend_ids):
-    """[path or None] of these backend nodes of the session's document (see above)."""
-    if not backend_ids:
-        return []
-    probe = session.probe_world(PROBE_WORLD)
-    objects = []
-    for backend_id in backend_ids:
-        try:
-            node = session.call("DOM.resolveNode", {"backendNodeId": backend_id, "executionContextId": probe,
-                                                    "objectGroup": PROBE_WORLD}, timeout_s=5.0)
-            objects.append((node.get("object") or {}).get("objectId"))
-        except BPError:
-            objects.append(None)  # gone, or in another frame's document
-    found = [o for o in objects if o]
-    if not found:
-        return [None] * len(backend_ids)
-    reply = session.call("Runtime.callFunctionOn", {"functionDeclaration": PATH_OF, "objectId": found[0],
-                                                    "arguments": [{"objectId": o} for o in found],
-                                                    "returnByValue": True}, timeout_s=5.0)
-    session.send_nowait("Runtime.releaseObjectGroup", {"objectGroup": PROBE_WORLD})
-    paths = iter((reply.get("result") or {}).get("value") or [])
-    return [next(paths, None) if o else None for o in objects]
 
 
 SLOTS_OF = ("function (opts) { const fromPath = " + FROM_PATH + "; const s = (globalThis.__browserPilot || {})[opts.key];"
@@ -314,7 +220,7 @@ def _expand(world, result, opts, timeout_s, depth, acc):
             slots = _frame_slots(world, opts["key"])
         child = slots.get(item["frame"])
         try:
-            if depth >= MAX_FRAME_DEPTH:
+            if depth >= frames.MAX_FRAME_DEPTH:
                 raise BPError("result_too_large", "frames nested too deeply")
             if child is None:
                 # Cross-origin but same-site (a.example.com in b.example.com): same renderer,
@@ -464,9 +370,7 @@ def observe(broker, agent, raw, session, limit, timeout_s=15.0, diff=False, grep
         raise BPError("invalid_argument", "--grep needs a text to look for.", context={"field": "grep"})
     prev = agent.observations.get(raw) if diff else None
     searching = grep is not None or role is not None
-    from broker.page import content as page
-
-    frame = page.selected_frame(agent, raw, session)  # 'bp frame N': only that frame is observed
+    frame = frames.selected_frame(agent, raw, session)  # 'bp frame N': only that frame is observed
     # With --grep/--role, or in a frame, the whole tab is walked (up to the hard cap) and then cut
     # to what is wanted: the walker's element limit must not be spent on the rest of the page.
     walk_limit = MAX_LIMIT if searching or frame is not None else limit
@@ -612,10 +516,6 @@ def _diff(out, prev, rows, count, reasons, changed_fields):
         else:
             high = mid - 1
     return low, _diff_body(prev, rows, low, changed_fields)
-
-
-def context_gone(exc):
-    return "Cannot find context" in exc.message or "context was destroyed" in exc.message.lower()
 
 
 def stale(reason, message="The ref is stale: the page changed since the snapshot."):

@@ -1,14 +1,14 @@
 """Page family: read, search, find, locate, frame, eval (cli/commands/page.py)."""
 
 from bp import protocol
-from broker.page import content as page
+from broker.page import content as page, frames
 from broker.registry import handler
 
 
 def _frame(agent, raw, session, args, deadline):
     if "index" in args:
-        return page.select_frame(agent, raw, session, args["index"])
-    return page.frames_result(agent, raw, session)
+        return frames.select_frame(agent, raw, session, args["index"])
+    return frames.frames_result(agent, raw, session)
 
 
 READERS = {

@@ -2,7 +2,6 @@
 
 from bp import protocol
 from bp.errors import BPError, invalid_argument
-from broker.network import journal as network
 from broker.observe import snapshot as observe
 from broker.browser import profiles as profile_identity
 from broker.tabs import routing
@@ -44,11 +43,9 @@ def tab(broker, request):
         if raw is None:
             raise invalid_argument("index", "No tab is selected; name one: 'bp tab release <index>'.")
         row = _row(broker, agent, raw)
-        from broker.emulate import emulation
-
-        emulation.clear(broker.browser, [raw])  # released: the tab is no longer emulated
+        broker.emulations.clear([raw])  # released: the tab is no longer emulated
         broker.agents.release(agent, raw)
-        network.resync(broker, raw)  # nobody holds it now: nothing of ours stays on it (journals included)
+        broker.network_hub.resync(raw)  # nobody holds it now: nothing of ours stays on it (journals included)
         if agent.selected == raw:
             agent.selected = None
         return {"released": True, "index": row["index"] if row else None, "targetId": agent.opaque_id(raw)}

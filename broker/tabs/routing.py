@@ -50,9 +50,7 @@ def inventory(broker, agent, fresh_titles=False):
             "origin": origin, "selected": raw == agent.selected, "controlState": state,
         }
         if origin != "user_tab":
-            from broker.emulate import emulation
-
-            emulated = emulation.shown(broker.browser, raw)
+            emulated = broker.emulations.shown(raw)
             if emulated:
                 row["emulation"] = emulated  # bp emulate: what this tab pretends to be
         crashed = targets.crash_state(raw)
@@ -104,9 +102,7 @@ def select(broker, agent, raw):
     previous = agent.selected
     if previous is not None and previous != raw and previous in agent.controlled:
         broker.agents.release(agent, previous)
-        from broker.network import journal as network
-
-        network.resync(broker, previous)  # nobody holds it now: nothing of ours stays on it
+        broker.network_hub.resync(previous)  # nobody holds it now: nothing of ours stays on it
     agent.selected = raw
     info = broker.browser.targets.info(raw)
     if info and info.get("browserContextId"):

@@ -14,6 +14,7 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 
 from bp.errors import BPError, invalid_argument, target_crashed
+from broker.browser.connection import CDPError
 from broker.records import store as commands
 
 log = logging.getLogger("broker.tabs")
@@ -51,6 +52,15 @@ class FrameSessions:
     """The out-of-process iframes attached under one session (a tab's or another iframe's).
 
     Runs on the janitor-relay thread (from deliver): bookkeeping and fire-and-forget sends only."""
+
+    # Per-feature state, declared here and owned by the feature named (nobody else sets it).
+    fetch_state = None  # the Fetch interception sent to this session (broker/network/journal.py)
+    fetch_refreshed = False  # an iframe's Fetch.enable sent again after its first commit (journal)
+    runtime_enabled = False  # Runtime events on for the console journal (journal)
+    network_enabled = False  # Network events on for the request journal (journal)
+    raw_network = None  # the journal's raw-event hook, shared by a tab's frames (broker/browser/targets.py)
+    annotation_world = None  # (loader, context id) of the annotated screenshot's world (broker/files/media.py)
+    listener_nodes = None  # (document, nodes) marked as pointer-listener targets (broker/observe/snapshot.py)
 
     def _init_children(self):
         self.children = {}  # CDP session id -> FrameSession
@@ -102,7 +112,7 @@ class FrameSession(FrameSessions):
         self._init_children()
         # Network/Fetch/console hooks of the tab (broker/network/journal.py): shared with the tab's session.
         self.listeners = parent.listeners
-        self.raw_network = getattr(parent, "raw_network", None)
+        self.raw_network = parent.raw_network
         self.tab_raw_id = getattr(parent, "tab_raw_id", None) or parent.raw_id
 
     def call(self, method, params=None, timeout_s=30.0, abort=None):
@@ -315,7 +325,7 @@ class TabSession(FrameSessions):
 
     def probe_world(self, name):
         """A second isolated world of the current main document, for resolving Chrome's node ids
-        (broker/observe/snapshot.py node_paths) without touching Browser Pilot's own world."""
+        (broker/observe/worlds.py node_paths) without touching Browser Pilot's own world."""
         probe = getattr(self, "_probe", None)
         if probe is None or probe[0] != self.loader:
             reply = self.call("Page.createIsolatedWorld", {"frameId": self.frame_id, "worldName": name,
@@ -360,8 +370,8 @@ class TabSession(FrameSessions):
         # Page.navigate itself does not answer while a beforeunload dialog is pending.
         try:
             reply = self.call("Page.navigate", {"url": url}, timeout_s=timeout_s, abort=self.dialog_open)
-        except BPError as exc:
-            if "invalid URL" in exc.message:  # the Agent's URL, not the service, is at fault
+        except CDPError as exc:
+            if exc.invalid_url:  # the Agent's URL, not the service, is at fault
                 raise invalid_argument("url", "The browser refuses this URL as invalid.") from None
             raise
         if reply is None:
@@ -516,18 +526,18 @@ def session_for(worker, browser, crashed_ok=False):
         session.check_answers()
     if worker.session is None or not worker.session.alive or worker.session.conn is not conn:
         worker.session = TabSession(conn, browser.targets, worker.raw_id)
-        from broker.files import downloads
-
-        downloads.on_session(browser, worker.session)  # download events, once per generation and profile
-        from broker.network import journal as network
-
-        network.on_session(browser, worker.session)  # network journal; rules if the holder has some
-        from broker.emulate import emulation
-
-        emulation.on_session(browser, worker.session)  # a popup of an emulated tab is emulated alike
+        _run_hooks(browser.session_hooks, worker.session)
     else:
-        from broker.network import journal as network
-
-        network.on_use(browser, worker.session)  # the holder may have changed since: rules follow it
+        _run_hooks(browser.session_use_hooks, worker.session)
     return worker.session
+
+
+def _run_hooks(hooks, session):
+    """The features' hooks (registered by the broker, broker/server.py start_services): on the
+    tab's worker, in order; one that fails is logged and never breaks the tab's command."""
+    for hook in hooks:
+        try:
+            hook(session)
+        except Exception:
+            log.exception("a tab session hook failed: %s", getattr(hook, "__qualname__", hook))
 

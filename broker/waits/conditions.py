@@ -191,10 +191,8 @@ class DownloadProbe(Probe):
             self.idle(0)
         if self.found is None:
             return None
-        from broker.files import downloads
-
         seq, params = self.found
-        record = downloads.tracker(self.broker).by_guid(self.agent, params.get("guid"))
+        record = self.broker.download_tracker.by_guid(self.agent, params.get("guid"))
         if record is None:
             return None  # not (yet) this Agent's download
         row = record.row()

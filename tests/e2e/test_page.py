@@ -188,8 +188,10 @@ def test_find_lists_matching_elements_with_metadata_and_requested_attributes(hom
     assert set(result) == {"ok", "url", "title", "totalMatches", "elements", "truncated"}
     assert result["title"] == "Find" and result["totalMatches"] == 4 and result["truncated"] is False
     link, button, password, shadow = result["elements"]
-    assert set(link) == {"index", "tagName", "role", "name", "text", "visible", "enabled", "x", "y", "width",
+    assert set(link) == {"index", "ref", "tagName", "role", "name", "text", "visible", "enabled", "x", "y", "width",
                          "height", "attributes"}
+    # The ref the Agent's snapshot gave the element (find adds it when its ref table holds one).
+    assert isinstance(link["ref"], int) and link["ref"] != button.get("ref")
     assert (link["index"], link["tagName"], link["role"], link["name"], link["text"]) == (1, "a", "link", "One", "One")
     assert link["visible"] is True and link["enabled"] is True and link["width"] > 0
     assert link["attributes"] == [{"name": "href", "value": "/one"}, {"name": "title", "value": "First link"}]

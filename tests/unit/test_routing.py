@@ -25,6 +25,10 @@ class World:
         self.browser = SimpleNamespace(targets=self.targets, popups=lambda: {}, require=lambda: self.connection,
                                        connection=self.connection, generation=1)
         self.agents = Agents()
+        # The broker's services routing talks to (broker/server.py start_services).
+        self.resynced = []  # tabs whose interception was told to follow a change of holder
+        self.network_hub = SimpleNamespace(resync=self.resynced.append)
+        self.emulations = SimpleNamespace(shown=lambda raw: None)
 
     def open(self, *infos):
         for info in infos:
@@ -70,8 +74,10 @@ def test_one_agents_user_tab_is_busy_for_another_and_selecting_moves_control(wor
         routing.select(world, two, "raw-1")
     assert caught.value.code == "target_busy"
     assert dict(routing.inventory(world, two))["raw-1"]["controlState"] == "busy"
+    assert world.resynced == []
     routing.select(world, one, "raw-2")  # an Agent holds one user tab at a time: raw-1 is free again
     assert dict(routing.inventory(world, one))["raw-1"]["controlState"] == "available"
+    assert world.resynced == ["raw-1"]  # nothing of Agent one's (journal, rules) stays on it
     routing.select(world, two, "raw-1")
     assert two.selected == "raw-1"
 

@@ -1,0 +1,131 @@
+"""Browser Pilot's isolated worlds: how a script reaches a document, and the one retry rule.
+
+Every Browser Pilot script runs in its own isolated world of a document (never the page's
+world: the page cannot see or patch it), as one expression with the in-page library
+(scripts/lib.js) in scope. A document replaced between finding its world and using it is the
+browser's CDPError `context_gone`; `once_more_if_replaced` is the only place that retries it.
+"""
+
+import json
+from importlib import resources
+
+from bp.errors import BPError
+from broker.browser.connection import CDPError
+
+WORLD_NAME = "browser-pilot"
+
+_SCRIPTS = {}
+
+
+def script(name):
+    """scripts/<name> as one expression, with the in-page library (scripts/lib.js) in its scope."""
+    if name not in _SCRIPTS:
+        folder = resources.files("broker").joinpath("scripts")
+        # In parentheses: the script starts with comment lines, which a bare `return` would end at.
+        _SCRIPTS[name] = ('(function () {\n"use strict";\n' + folder.joinpath("lib.js").read_text()
+                          + "\nreturn (\n" + folder.joinpath(name).read_text() + "\n);\n})()")
+    return _SCRIPTS[name]
+
+
+def world_key(agent_key):
+    """The key under which the world stores this Agent's handles (not the raw client key)."""
+    import hashlib
+
+    return "a" + hashlib.sha256(agent_key.encode()).hexdigest()[:16]
+
+
+def call_in_world(session, context_id, source, opts, timeout_s=15.0, fn=None):
+    expression = f"({source})({json.dumps(opts)}{', ' + fn if fn else ''})"
+    dialog_open = getattr(session, "dialog_open", None)
+    # A JavaScript dialog that opens meanwhile blocks every world of the page: stop waiting.
+    reply = session.call("Runtime.evaluate", {"expression": expression, "contextId": context_id,
+                                              "returnByValue": True, "awaitPromise": False}, timeout_s=timeout_s,
+                         abort=dialog_open)
+    if reply is None:
+        raise BPError("action_not_verified", "A JavaScript dialog is open in this tab and blocks the page.",
+                      retryable=True, context=session.dialog_context())
+    if reply.get("exceptionDetails"):
+        details = reply["exceptionDetails"]
+        text = (details.get("exception") or {}).get("description") or details.get("text") or "script failed"
+        raise BPError("internal_error", "The observation script failed in the page.",
+                      context={"detail": text.splitlines()[0][:200]})
+    return (reply.get("result") or {}).get("value")
+
+
+def once_more_if_replaced(run, forget):
+    """The one retry rule for a script in a world: if the browser says the document (or world)
+    is gone, `forget` the cached world and `run` once more in the new document; a second
+    replacement is the caller's error (the page is navigating: never chase it)."""
+    try:
+        return run()
+    except CDPError as exc:
+        if not exc.context_gone:
+            raise
+    forget()
+    return run()
+
+
+def run_in_world(session, source, opts, timeout_s=15.0, fn=None):
+    """Run source(opts) in Browser Pilot's isolated world of the session's current document."""
+    return once_more_if_replaced(
+        lambda: call_in_world(session, session.world(WORLD_NAME)[0], source, opts, timeout_s, fn),
+        session.forget_world)
+
+
+def context_gone(exc):
+    """The document (or world) a script was to run in went away: the browser said so."""
+    return isinstance(exc, CDPError) and exc.context_gone
+
+
+# Elements Chrome names by backend node id (frame owners, listener targets) reach Browser
+# Pilot's world as *positions*, never as objects: DOM.resolveNode into an isolated world can
+# leave that world with two wrappers for one node (seen with Chromium 156 after several
+# navigations in a tab), after which `===`, elementFromPoint and the walker's handles disagree.
+# So nodes are resolved into a separate probe world, their paths below the document computed
+# there with isSameNode (identity of the node, not of its wrapper), and followed again in
+# Browser Pilot's world.
+PATH_OF = """function (...nodes) {
+  const index = (parent, n) => { const kids = parent.children; for (let i = 0; i < kids.length; i++) if (kids[i].isSameNode(n)) return i; return -1; };
+  return nodes.map((node) => {
+    const steps = [];
+    for (let n = node; n && !n.isSameNode(n.ownerDocument.documentElement); ) {
+      const parent = n.parentNode;
+      if (!parent || parent.nodeType === 9) return null;
+      const i = index(parent, n);
+      if (i < 0) return null;
+      steps.push(i);
+      if (parent.nodeType === 11) { if (!parent.host) return null; steps.push(-1); n = parent.host; } else n = parent;
+    }
+    return node && node.nodeType === 1 && node.ownerDocument === document ? steps.reverse() : null;
+  });
+}"""
+FROM_PATH = """function (steps) {
+  let cur = document.documentElement;
+  for (const step of steps || []) { if (!cur) return null; cur = step === -1 ? cur.shadowRoot : cur.children[step]; }
+  return steps ? cur || null : null;
+}"""
+PROBE_WORLD = "browser-pilot-probe"
+
+
+def node_paths(session, backend_ids):
+    """[path or None] of these backend nodes of the session's document (see above)."""
+    if not backend_ids:
+        return []
+    probe = session.probe_world(PROBE_WORLD)
+    objects = []
+    for backend_id in backend_ids:
+        try:
+            node = session.call("DOM.resolveNode", {"backendNodeId": backend_id, "executionContextId": probe,
+                                                    "objectGroup": PROBE_WORLD}, timeout_s=5.0)
+            objects.append((node.get("object") or {}).get("objectId"))
+        except BPError:
+            objects.append(None)  # gone, or in another frame's document
+    found = [o for o in objects if o]
+    if not found:
+        return [None] * len(backend_ids)
+    reply = session.call("Runtime.callFunctionOn", {"functionDeclaration": PATH_OF, "objectId": found[0],
+                                                    "arguments": [{"objectId": o} for o in found],
+                                                    "returnByValue": True}, timeout_s=5.0)
+    session.send_nowait("Runtime.releaseObjectGroup", {"objectGroup": PROBE_WORLD})
+    paths = iter((reply.get("result") or {}).get("value") or [])
+    return [next(paths, None) if o else None for o in objects]

@@ -1,0 +1,177 @@
+"""The tree's shape: no import cycle, no lower layer reaching up, and CDP errors that carry
+the browser's own code instead of being classified by their wording."""
+
+import ast
+import pathlib
+
+import pytest
+
+from bp.errors import BPError
+from broker.browser.connection import CDPError
+from broker.observe import worlds
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+PACKAGES = ("bp", "broker", "cli", "janitor")
+
+
+def _modules():
+    found = {}
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+            found[name.removesuffix(".__init__")] = path
+    return found
+
+
+def _import_graph():
+    """module -> the tree's modules it imports, at the top or inside a function alike (a lazy
+    import is still a dependency: it only hides a cycle until the call)."""
+    modules = _modules()
+
+    def resolve(name):
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph = {}
+    for name, path in modules.items():
+        deps = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                deps.update(resolve(alias.name) for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                deps.update(resolve(f"{node.module}.{alias.name}") for alias in node.names)
+        deps.discard(None)
+        deps.discard(name)
+        graph[name] = deps
+    return graph
+
+
+def _cycles(graph):
+    """Strongly connected components of more than one module (Tarjan, iteratively)."""
+    index, low, on_stack, stack, found, counter = {}, {}, set(), [], [], [0]
+    for start in graph:
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = counter[0]
+        counter[0] += 1
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter[0]
+                    counter[0] += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = set()
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.add(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_the_tree_has_no_import_cycle():
+    assert _cycles(_import_graph()) == []
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+@pytest.mark.parametrize("lower, upper", [
+    ("broker.browser.connection", "broker.records"),  # the transport knows nothing of command records
+    ("broker.tabs", "broker.network"),  # a tab session offers hooks; features attach to it
+    ("broker.tabs", "broker.files"),
+    ("broker.tabs", "broker.emulate"),
+    ("broker.observe.worlds", "broker.observe.snapshot"),
+    ("broker.page.frames", "broker.observe.snapshot"),
+    ("bp", "broker"),
+    ("bp", "cli"),
+    ("cli", "broker"),
+    ("janitor", "broker"),
+    ("janitor", "cli"),
+])
+def test_no_lower_layer_imports_an_upper_one(lower, upper):
+    graph = _import_graph()
+    offenders = {m: sorted(d for d in deps if d == upper or d.startswith(upper + "."))
+                 for m, deps in graph.items() if m == lower or m.startswith(lower + ".")}
+    assert {m: d for m, d in offenders.items() if d} == {}
+
+
+def test_a_cdp_error_keeps_the_protocols_code_and_names_the_cases_callers_act_on():
+    gone = CDPError("Runtime.evaluate", {"code": -32000, "message": "Cannot find context with specified id"})
+    assert isinstance(gone, BPError) and gone.code == "internal_error" and gone.cdp_code == -32000
+    assert gone.context_gone and not gone.invalid_url and gone.context == {"method": "Runtime.evaluate"}
+    assert CDPError("Runtime.callFunctionOn", {"code": -32000, "message": "Execution context was destroyed."}).context_gone
+    assert CDPError("Page.navigate", {"code": -32000, "message": "Cannot navigate to invalid URL"}).invalid_url
+    assert CDPError("Runtime.evaluate", {"code": -32000, "message": "Object reference chain is too long"}).not_serializable
+    assert CDPError("Network.setCookie", {"code": -32602, "message": "Sanitizing cookie failed"}).cookie_refused
+    long = CDPError("X.y", {"message": "m" * 5000})
+    assert len(long.message) < 300  # the browser's text is bounded in what an Agent sees
+    assert not CDPError("X.y", {}).context_gone  # no message at all is not a match
+
+
+class _Session:
+    def __init__(self):
+        self.context = 1
+        self.forgotten = 0
+
+    def world(self, name):
+        assert name == worlds.WORLD_NAME
+        return self.context, None
+
+    def forget_world(self):
+        self.forgotten += 1
+        self.context += 1
+
+
+def test_a_replaced_document_is_tried_once_more_and_only_once():
+    session, tried = _Session(), []
+
+    def run():
+        tried.append(session.world(worlds.WORLD_NAME)[0])
+        if len(tried) == 1:
+            raise CDPError("Runtime.evaluate", {"message": "Cannot find context with specified id"})
+        return "answer"
+
+    assert worlds.once_more_if_replaced(run, session.forget_world) == "answer"
+    assert tried == [1, 2] and session.forgotten == 1
+
+    def always_gone():
+        raise CDPError("Runtime.evaluate", {"message": "Execution context was destroyed."})
+
+    with pytest.raises(CDPError):
+        worlds.once_more_if_replaced(always_gone, session.forget_world)
+    assert session.forgotten == 2  # forgotten once, then the second failure is the caller's
+
+
+def test_other_failures_are_never_retried():
+    session, calls = _Session(), []
+
+    def refused():
+        calls.append(1)
+        raise CDPError("Runtime.evaluate", {"message": "Invalid parameters"})
+
+    with pytest.raises(CDPError):
+        worlds.once_more_if_replaced(refused, session.forget_world)
+    with pytest.raises(BPError):
+        worlds.once_more_if_replaced(lambda: (_ for _ in ()).throw(BPError("target_crashed", "x")),
+                                     session.forget_world)
+    assert calls == [1] and session.forgotten == 0
