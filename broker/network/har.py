@@ -102,7 +102,7 @@ def export(hub_, agent, args, timeout_s):
     url_match = network.glob_matcher(args["url"]) if args.get("url") else None
     after = network._seq_of(args["after"], "after") if args.get("after") else None
     with hub_.lock:
-        chosen = [e for e in state.entries.values()
+        chosen = [e for e in hub_.materialized(state)  # the journal parses its events when read
                   if (after is None or e.seq > after) and (url_match is None or url_match(e.url))]
     reveal, entries, bodies, budget, cut = bool(args.get("reveal")), [], 0, MAX_BODIES_TOTAL, False
     for entry in chosen:

@@ -28,14 +28,16 @@ def test_a_download_link_settles_at_once_and_reports_the_download(home, download
     assert evidence["download"] == {"index": 1, "fileName": name}
     assert helpers.wait_until(lambda: os.path.exists(os.path.join(download_browser.saved, name)), timeout=20)
     assert ok(home, env, "downloads")["downloads"][0]["fileName"] == name
-    # Enter on the focused link: the same settling, the same report (the newest is index 1).
+    # Enter on the focused link: the same settling, the same report; indexes are stable, oldest
+    # first (the first download stays 1), so this second one is 2.
     again = f"again-{name}"
     page = ok(home, env, "open", pages.page(f'<a id="dl" href="{pages.url(f"/attachment?name={again}")}">Export</a>'))
     ok(home, env, "eval", "document.getElementById('dl').focus()")
     pressed = bp(home, "--timeout", SHORT, "press", "Enter", env=env)
     assert pressed.rc == 0, pressed
     assert "download_started" in pressed.json["evidence"]["effects"], pressed.json["evidence"]
-    assert pressed.json["evidence"]["download"] == {"index": 1, "fileName": again}
+    assert pressed.json["evidence"]["download"] == {"index": 2, "fileName": again}
+    assert [d["fileName"] for d in ok(home, env, "downloads")["downloads"]][:2] == [name, again]
 
 
 def test_a_fragment_link_settles_at_once_as_url_changed(home, connected, pages):
