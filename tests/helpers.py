@@ -1,6 +1,7 @@
 """Test helpers: run the real `bp`, start real Chromium, talk CDP from the test's side."""
 
 import json
+import glob
 import os
 import shutil
 import signal
@@ -278,3 +279,12 @@ def stalling_endpoint():
 
     threading.Thread(target=accept, daemon=True).start()
     return listener, held
+
+
+def logs_of(home):
+    """Everything the home's broker and janitor logged (to check that no secret reached a log)."""
+    text = ""
+    for path in glob.glob(os.path.join(home, "logs", "*")):
+        with open(path, errors="replace") as fh:
+            text += fh.read()
+    return text

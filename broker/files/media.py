@@ -38,23 +38,7 @@ def _timeout(deadline, floor=1.0):
 
 def _in_world(session, source, opts, timeout_s, await_promise=False):
     """Run fn(opts) in Browser Pilot's isolated world of the tab's main document (returnByValue)."""
-    expression = f"({source})({json.dumps(opts)})"
-
-    def run():
-        context_id, _ = session.world(worlds.WORLD_NAME)
-        return session.call("Runtime.evaluate", {"expression": expression, "contextId": context_id,
-                                                 "returnByValue": True, "awaitPromise": await_promise},
-                            timeout_s=timeout_s)
-
-    reply = worlds.once_more_if_replaced(run, session.forget_world)
-    if reply.get("exceptionDetails"):
-        details = reply["exceptionDetails"]
-        text = (details.get("exception") or {}).get("description") or details.get("text") or "script failed"
-        if "is not a valid selector" in text:  # the Agent's --selector, not the script, is wrong
-            raise invalid_argument("selector", "The selector is not valid CSS.", reason="invalid_selector")
-        raise BPError("internal_error", "A Browser Pilot script failed in the page.",
-                      context={"detail": text.splitlines()[0][:200]})
-    return (reply.get("result") or {}).get("value")
+    return worlds.run_in_world(session, source, opts, timeout_s, await_promise=await_promise)
 
 
 def png_size(data):

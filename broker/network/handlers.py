@@ -12,24 +12,27 @@ from broker.registry import handler
 
 
 def _hub(broker, request):
-    agent = routing.agent_for(broker, request)
-    return broker.network_hub, agent
+    """The broker's network hub and the request's Agent (its held tabs are journaled since
+    they were held)."""
+    return broker.network_hub, routing.agent_for(broker, request)
 
 
-def _net(broker, request):
-    """Any `bp net …` (the key's held tabs are journaled since they were held)."""
-    return _hub(broker, request)
-
-
-@handler(protocol.OP_NET)
-def net_requests(broker, request):
-    hub, agent = _net(broker, request)
-    return network.list_requests(hub, agent, request.args)
+# `bp net …` and `bp auth …` that the journal answers as it is: fn(hub, agent, args).
+JOURNAL_OPS = {
+    protocol.OP_NET: network.list_requests,
+    protocol.OP_NET_CLEAR: lambda hub, agent, args: network.clear(hub, agent),
+    protocol.OP_NET_RULE_ADD: network.add_rule,
+    protocol.OP_NET_RULES: lambda hub, agent, args: network.list_rules(hub, agent),
+    protocol.OP_AUTH_SET: network.set_auth,
+    protocol.OP_AUTH_CLEAR: lambda hub, agent, args: network.clear_auth(hub, agent),
+}
+for _op, _fn in JOURNAL_OPS.items():
+    handler(_op)(lambda broker, request, fn=_fn: fn(*_hub(broker, request), request.args))
 
 
 @handler(protocol.OP_NET_SHOW)
 def net_show(broker, request):
-    hub, agent = _net(broker, request)
+    hub, agent = _hub(broker, request)
     args = request.args
     if not args.get("save"):
         return network.show(hub, agent, args, request.remaining())
@@ -38,42 +41,12 @@ def net_show(broker, request):
     return {"file": path, "mimeType": mime, "sizeBytes": size}
 
 
-@handler(protocol.OP_NET_CLEAR)
-def net_clear(broker, request):
-    hub, agent = _net(broker, request)
-    return network.clear(hub, agent)
-
-
-@handler(protocol.OP_NET_RULE_ADD)
-def net_rule_add(broker, request):
-    hub, agent = _net(broker, request)
-    return network.add_rule(hub, agent, request.args)
-
-
-@handler(protocol.OP_NET_RULES)
-def net_rules(broker, request):
-    hub, agent = _net(broker, request)
-    return network.list_rules(hub, agent)
-
-
 @handler(protocol.OP_NET_RULE_REMOVE)
 def net_rule_remove(broker, request):
     if not request.args.get("all") and not request.args.get("ruleId"):
         raise invalid_argument("ruleId", "Give a rule id (see 'bp net rules') or --all.")
-    hub, agent = _net(broker, request)
+    hub, agent = _hub(broker, request)
     return network.remove_rules(hub, agent, request.args)
-
-
-@handler(protocol.OP_AUTH_SET)
-def auth_set(broker, request):
-    hub, agent = _hub(broker, request)
-    return network.set_auth(hub, agent, request.args)
-
-
-@handler(protocol.OP_AUTH_CLEAR)
-def auth_clear(broker, request):
-    hub, agent = _hub(broker, request)
-    return network.clear_auth(hub, agent)
 
 
 def _journal(broker, request, rows):
@@ -212,7 +185,7 @@ def net_export(broker, request):
 
     from broker.network import har
 
-    hub, agent = _net(broker, request)
+    hub, agent = _hub(broker, request)
     document, count, bodies, cut = har.export(hub, agent, request.args, request.remaining())
     data = json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     path, size = outputs.export(request.args, "network", [data])

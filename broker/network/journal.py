@@ -305,18 +305,9 @@ class Hub:
     def _owner_state(self, session):
         """The KeyState of the live Agent holding this session's tab (made on first need: the
         journal starts when the tab is held), or None."""
-        broker = self.broker
-        try:
-            raw = getattr(session, "tab_raw_id", None) or session.raw_id
-            key, _ = broker.agents.owner(raw, broker.browser.popups())
-        except Exception:
-            return None
-        if not key:
-            return None
-        agent = broker.agents.get(key)
-        if agent is None:
-            return None
-        return self.state(agent)
+        key = self._holder(session)
+        agent = self.broker.agents.get(key) if key else None
+        return self.state(agent) if agent is not None else None
 
     # --- sessions --------------------------------------------------------------------------------
 

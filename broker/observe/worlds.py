@@ -9,7 +9,7 @@ browser's CDPError `context_gone`; `once_more_if_replaced` is the only place tha
 import json
 from importlib import resources
 
-from bp.errors import BPError
+from bp.errors import BPError, invalid_argument
 from broker.browser.connection import CDPError
 
 WORLD_NAME = "browser-pilot"
@@ -34,20 +34,23 @@ def world_key(agent_key):
     return "a" + hashlib.sha256(agent_key.encode()).hexdigest()[:16]
 
 
-def call_in_world(session, context_id, source, opts, timeout_s=15.0, fn=None):
+def call_in_world(session, context_id, source, opts, timeout_s=15.0, fn=None, await_promise=False):
+    """source(opts[, fn]) in the world `context_id`, its value returned as JSON."""
     expression = f"({source})({json.dumps(opts)}{', ' + fn if fn else ''})"
     dialog_open = getattr(session, "dialog_open", None)
     # A JavaScript dialog that opens meanwhile blocks every world of the page: stop waiting.
     reply = session.call("Runtime.evaluate", {"expression": expression, "contextId": context_id,
-                                              "returnByValue": True, "awaitPromise": False}, timeout_s=timeout_s,
-                         abort=dialog_open)
+                                              "returnByValue": True, "awaitPromise": await_promise},
+                         timeout_s=timeout_s, abort=dialog_open)
     if reply is None:
         raise BPError("action_not_verified", "A JavaScript dialog is open in this tab and blocks the page.",
                       retryable=True, context=session.dialog_context())
     if reply.get("exceptionDetails"):
         details = reply["exceptionDetails"]
         text = (details.get("exception") or {}).get("description") or details.get("text") or "script failed"
-        raise BPError("internal_error", "The observation script failed in the page.",
+        if "is not a valid selector" in text:  # the Agent's --selector, not the script, is wrong
+            raise invalid_argument("selector", "The selector is not valid CSS.", reason="invalid_selector")
+        raise BPError("internal_error", "A Browser Pilot script failed in the page.",
                       context={"detail": text.splitlines()[0][:200]})
     return (reply.get("result") or {}).get("value")
 
@@ -65,10 +68,10 @@ def once_more_if_replaced(run, forget):
     return run()
 
 
-def run_in_world(session, source, opts, timeout_s=15.0, fn=None):
+def run_in_world(session, source, opts, timeout_s=15.0, fn=None, await_promise=False):
     """Run source(opts) in Browser Pilot's isolated world of the session's current document."""
     return once_more_if_replaced(
-        lambda: call_in_world(session, session.world(WORLD_NAME)[0], source, opts, timeout_s, fn),
+        lambda: call_in_world(session, session.world(WORLD_NAME)[0], source, opts, timeout_s, fn, await_promise),
         session.forget_world)
 
 

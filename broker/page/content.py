@@ -27,24 +27,13 @@ def check_dialog(session):
                       retryable=True, context=session.dialog_context())
 
 
-def _call_script(session, context_id, opts, timeout_s):
-    expression = f"({worlds.script('page.js')})({json.dumps(opts)})"
-    reply = session.call("Runtime.evaluate", {"expression": expression, "contextId": context_id,
-                                              "returnByValue": True, "awaitPromise": False}, timeout_s=timeout_s)
-    if reply.get("exceptionDetails"):
-        details = reply["exceptionDetails"]
-        text = (details.get("exception") or {}).get("description") or details.get("text") or "script failed"
-        raise BPError("internal_error", "The page script of Browser Pilot failed in the page.",
-                      context={"detail": text.splitlines()[0][:200]})
-    return (reply.get("result") or {}).get("value")
-
-
 def run_script(frame, session, opts, deadline):
     """Run page.js with opts in the frame's isolated world (once more if its document changed)."""
     check_dialog(session)
     target = frame.session if frame is not None else session
     return worlds.once_more_if_replaced(
-        lambda: _call_script(target, frames.world_for(frame, session), opts, max(1.0, deadline - time.monotonic())),
+        lambda: worlds.call_in_world(target, frames.world_for(frame, session), worlds.script("page.js"), opts,
+                                     max(1.0, deadline - time.monotonic())),
         lambda: frames.forget_world(frame, session))
 
 

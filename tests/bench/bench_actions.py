@@ -6,33 +6,23 @@ Agents share a browser). Medians of interleaved runs; not a test.
 """
 
 import argparse
-import json
-import shutil
 import statistics
-import subprocess
 import urllib.request
 
 from tests import helpers
 from tests.bench.bench_startup import median_table, timed
-from tests.pages import PageServer
+from tests.bench.rig import Rig, bp_json
 
 PAGE = "".join(f"<button>Item {i}</button>" for i in range(49)) + "<input aria-label=Field>"
-
-
-def bp_json(env, *args):
-    return json.loads(subprocess.run([helpers.BP, *args], env=env, capture_output=True, text=True).stdout)
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=20)
     args = parser.parse_args()
-    chromium = helpers.Chromium(helpers.short_tmpdir("bpc-bench-"))
-    home = helpers.short_tmpdir("bph-bench-")
-    pages = PageServer()
-    env = helpers.bp_env(home, BROWSER_PILOT_BROWSER_DATA_DIRS=chromium.root)
-    try:
-        subprocess.run([helpers.BP, "connect"], env=env, stdout=subprocess.DEVNULL, check=True)
+    with Rig() as rig:
+        chromium, pages = rig.chromium, rig.pages
+        _, env = rig.home()
         url = pages.page(PAGE, title="bench-actions")
         observation = bp_json(env, "open", url)
         assert len(observation["elements"]) == 50, observation
@@ -59,12 +49,6 @@ def main():
             click = statistics.median(samples[f"bp click 1 + observation [{placement}]"]) - base
             typed = statistics.median(samples[f"bp type {field} x + observation [{placement}]"]) - base
             print(f"  => {placement}: click - status = {click:+.1f} ms; type - status = {typed:+.1f} ms")
-    finally:
-        helpers.stop_brokers(home)
-        pages.stop()
-        chromium.stop()
-        shutil.rmtree(home, ignore_errors=True)
-        shutil.rmtree(chromium.root, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -7,33 +7,25 @@ on the same 50-element page. Medians of interleaved runs; not a test.
 import argparse
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import time
 
 from tests import helpers
 from tests.bench.bench_startup import median_table, timed
-from tests.pages import PageServer
+from tests.bench.rig import Rig, bp_json
 
 PAGE = "".join(f"<button>Item {i}</button>" for i in range(45)) + "".join(
     f"<input aria-label=Field{i}>" for i in range(5))
-
-
-def bp_json(env, *args):
-    return json.loads(subprocess.run([helpers.BP, *args], env=env, capture_output=True, text=True).stdout)
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=10)
     args = parser.parse_args()
-    chromium = helpers.Chromium(helpers.short_tmpdir("bpc-bench-"))
-    home = helpers.short_tmpdir("bph-bench-")
-    pages = PageServer()
-    env = helpers.bp_env(home, BROWSER_PILOT_BROWSER_DATA_DIRS=chromium.root)
-    try:
-        subprocess.run([helpers.BP, "connect"], env=env, stdout=subprocess.DEVNULL, check=True)
+    with Rig() as rig:
+        home, env = rig.home()
+        pages = rig.pages
         observation = bp_json(env, "open", pages.page(PAGE, title="bench-batch"))
         fields = [str(e["ref"]) for e in observation["elements"] if e["name"].startswith("Field")]
         steps = [["type", ref, "x"] for ref in fields[:4]] + [["click", "1"]]
@@ -58,12 +50,6 @@ def main():
         median_table(rows)
         saved = statistics.median(rows["5 actions as 5 bp calls"]) - statistics.median(rows["the same 5 steps as 1 bp batch"])
         print(f"  => batch saves {saved:.1f} ms over 5 separate calls")
-    finally:
-        helpers.stop_brokers(home)
-        pages.stop()
-        chromium.stop()
-        shutil.rmtree(home, ignore_errors=True)
-        shutil.rmtree(chromium.root, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -17,13 +17,12 @@ test.
 
 import argparse
 import json
-import shutil
 import subprocess
 import time
 
 from tests import helpers
 from tests.bench.bench_startup import median_table
-from tests.pages import PageServer
+from tests.bench.rig import Rig
 
 FETCHES = 300
 PAGE = f"""
@@ -64,18 +63,15 @@ def main():
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--compare", help="another tree's bp (its journal starts with the first `bp net`)")
     args = parser.parse_args()
-    chromium = helpers.Chromium(helpers.short_tmpdir("bpc-bench-"))
-    pages = PageServer()
     variants = {"this tree: journaled from hold": (helpers.BP, False)}
     if args.compare:
         variants["compared tree: no `bp net` (not journaled)"] = (args.compare, False)
         variants["compared tree: after `bp net` (journaled)"] = (args.compare, True)
     homes, envs = {}, {}
-    try:
+    with Rig() as rig:
+        pages = rig.pages
         for name, (bp, net_first) in variants.items():
-            homes[name] = helpers.short_tmpdir("bph-bench-")
-            envs[name] = helpers.bp_env(homes[name], BROWSER_PILOT_BROWSER_DATA_DIRS=chromium.root)
-            assert run(bp, envs[name], "connect").returncode == 0
+            homes[name], envs[name] = rig.home(bp=bp)
             assert run(bp, envs[name], "open", pages.page("<p>warm-up</p>")).returncode == 0
             if net_first:
                 assert run(bp, envs[name], "net").returncode == 0
@@ -94,13 +90,6 @@ def main():
         print("CPU time of the variant's broker and janitor during those runs:")
         median_table(cpu)
         print(f"  (this tree's journal of its key: total {listed['total']}, dropped {listed.get('dropped', 0)})")
-    finally:
-        for home in homes.values():
-            helpers.stop_brokers(home)
-            shutil.rmtree(home, ignore_errors=True)
-        pages.stop()
-        chromium.stop()
-        shutil.rmtree(chromium.root, ignore_errors=True)
 
 
 if __name__ == "__main__":

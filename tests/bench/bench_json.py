@@ -8,7 +8,6 @@ Prints medians of interleaved runs and whether the bytes are identical. Not a te
 
 import argparse
 import json
-import statistics
 import sys
 import time
 

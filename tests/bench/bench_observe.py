@@ -10,7 +10,6 @@ observation sizes over tests/corpus.py, then medians of interleaved runs of `bp 
 import argparse
 import json
 import os
-import shutil
 import signal
 import statistics
 import subprocess
@@ -18,7 +17,7 @@ import subprocess
 from tests import helpers
 from tests.bench.bench_startup import median_table, timed
 from tests.corpus import CASES
-from tests.pages import PageServer
+from tests.bench.rig import Rig
 
 
 def bp_json(env, *args):
@@ -122,21 +121,12 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=20)
     args = parser.parse_args()
-    chromium = helpers.Chromium(helpers.short_tmpdir("bpc-bench-"))
-    home = helpers.short_tmpdir("bph-bench-")
-    pages = PageServer()
-    env = helpers.bp_env(home, BROWSER_PILOT_BROWSER_DATA_DIRS=chromium.root)
-    try:
-        subprocess.run([helpers.BP, "connect"], env=env, stdout=subprocess.DEVNULL, check=True)
+    with Rig() as rig:
+        home, env = rig.home()
+        chromium, pages = rig.chromium, rig.pages
         corpus_quality(env, pages)
         stale_detection(home, env, pages, chromium)
         timings(env, pages, args.runs)
-    finally:
-        helpers.stop_brokers(home)
-        pages.stop()
-        chromium.stop()
-        shutil.rmtree(home, ignore_errors=True)
-        shutil.rmtree(chromium.root, ignore_errors=True)
 
 
 if __name__ == "__main__":

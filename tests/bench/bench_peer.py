@@ -25,7 +25,7 @@ import time
 import urllib.request
 
 from tests import helpers
-from tests.pages import PageServer
+from tests.bench.rig import Rig
 
 PY = sys.executable
 FORM = ("<form>" + "".join(f"<label>Field {i} <input name=f{i}></label>" for i in range(25))
@@ -104,89 +104,83 @@ def main():
     parser.add_argument("--agent-browser-version", default="0.41.2")
     args = parser.parse_args()
     chromium_path = helpers.chromium_path()
-    chromium = helpers.Chromium(helpers.short_tmpdir("bpc-peer-"))
-    home = helpers.short_tmpdir("bph-peer-")
-    pages = PageServer()
-    env = helpers.bp_env(home, BROWSER_PILOT_BROWSER_DATA_DIRS=chromium.root)
-    form, big = pages.page(FORM, title="form50"), pages.page(BIG, title="big10k")
-    peer = None
-    try:
+    with Rig("peer") as rig:
+        chromium, pages = rig.chromium, rig.pages
+        home, env = rig.home(connect=False)
+        form, big = pages.page(FORM, title="form50"), pages.page(BIG, title="big10k")
+        peer = None
         try:
-            peer = AgentBrowser(args.agent_browser_version, chromium_path)
-            peer("form", "open", form)
-            peer("big", "open", big)
-        except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
-            print(f"agent-browser not measured: {exc}")
-            peer = None
-        subprocess.run([helpers.BP, "connect"], env=env, stdout=subprocess.DEVNULL, check=True)
-        subprocess.run([helpers.BP, "open", "--new", big], env=env, stdout=subprocess.DEVNULL, check=True)
-        subprocess.run([helpers.BP, "open", "--new", form], env=env, stdout=subprocess.DEVNULL, check=True)
-        tabs = json.loads(subprocess.run([helpers.BP, "tabs"], env=env, capture_output=True, text=True).stdout)["tabs"]
-        form_tab = str([t["index"] for t in tabs if t["url"].endswith("title=form50")][0])
-        big_tab = str([t["index"] for t in tabs if t["url"].endswith("title=big10k")][0])
-        bp_button = bp_ref(env, "Btn 3")
-        rows = {name: {"peer": [], "bp": []} for name in (
-            "Agent step: click + fresh observation, 50-element page", "snapshot, 50-element form",
-            "the same step with another tab in front", "snapshot, 10,000 elements, all listed",
-            "the same at the default limit", "bp status / python -I -c 'import json'")}
-        for index in range(args.runs + 1):  # the first round warms up and is not counted
-            sample = {}
-            if peer:
-                ref = peer.ref("form", "Btn 3")
-                click, _ = peer("form", "click", ref)
-                observe, _ = peer("form", "snapshot", "-i")
-                sample[("Agent step: click + fresh observation, 50-element page", "peer")] = click + observe
-                sample[("snapshot, 50-element form", "peer")] = peer("form", "snapshot", "-i")[0]
-            subprocess.run([helpers.BP, "tab", form_tab], env=env, stdout=subprocess.DEVNULL)
-            sample[("Agent step: click + fresh observation, 50-element page", "bp")] = run(
-                [helpers.BP, "click", bp_button], env)[0]
-            sample[("snapshot, 50-element form", "bp")] = run([helpers.BP, "snapshot"], env)[0]
-            sample[("bp status / python -I -c 'import json'", "bp")] = run([helpers.BP, "status"], env)[0]
-            sample[("bp status / python -I -c 'import json'", "peer")] = run([PY, "-I", "-c", "import json"], env)[0]
-            front = tab_in_front(chromium.port)
-            sample[("the same step with another tab in front", "bp")] = run([helpers.BP, "click", bp_button], env)[0]
-            chromium.close_tab(front)
-            if peer:
-                port = peer.http_port("form")
-                if port:
+            try:
+                peer = AgentBrowser(args.agent_browser_version, chromium_path)
+                peer("form", "open", form)
+                peer("big", "open", big)
+            except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
+                print(f"agent-browser not measured: {exc}")
+                peer = None
+            subprocess.run([helpers.BP, "connect"], env=env, stdout=subprocess.DEVNULL, check=True)
+            subprocess.run([helpers.BP, "open", "--new", big], env=env, stdout=subprocess.DEVNULL, check=True)
+            subprocess.run([helpers.BP, "open", "--new", form], env=env, stdout=subprocess.DEVNULL, check=True)
+            tabs = json.loads(subprocess.run([helpers.BP, "tabs"], env=env, capture_output=True, text=True).stdout)["tabs"]
+            form_tab = str([t["index"] for t in tabs if t["url"].endswith("title=form50")][0])
+            big_tab = str([t["index"] for t in tabs if t["url"].endswith("title=big10k")][0])
+            bp_button = bp_ref(env, "Btn 3")
+            rows = {name: {"peer": [], "bp": []} for name in (
+                "Agent step: click + fresh observation, 50-element page", "snapshot, 50-element form",
+                "the same step with another tab in front", "snapshot, 10,000 elements, all listed",
+                "the same at the default limit", "bp status / python -I -c 'import json'")}
+            for index in range(args.runs + 1):  # the first round warms up and is not counted
+                sample = {}
+                if peer:
                     ref = peer.ref("form", "Btn 3")
-                    front = tab_in_front(port)
                     click, _ = peer("form", "click", ref)
                     observe, _ = peer("form", "snapshot", "-i")
-                    sample[("the same step with another tab in front", "peer")] = click + observe
-                    urllib.request.urlopen(f"http://127.0.0.1:{port}/json/close/{front}", timeout=10).read()
-                sample[("snapshot, 10,000 elements, all listed", "peer")] = peer("big", "snapshot", "-i")[0]
-            subprocess.run([helpers.BP, "tab", big_tab], env=env, stdout=subprocess.DEVNULL)
-            sample[("snapshot, 10,000 elements, all listed", "bp")] = run([helpers.BP, "snapshot", "--limit", "10000"],
-                                                                          env)[0]
-            sample[("the same at the default limit", "bp")] = run([helpers.BP, "snapshot"], env)[0]
-            if index:
-                for (row, side), ms in sample.items():
-                    rows[row][side].append(ms)
-        who = f"agent-browser {peer.version.split()[-1]} (native)" if peer else "agent-browser (not measured)"
-        print(f"Medians of {args.runs} interleaved runs, same Chromium binary ({chromium_path}), pages on 127.0.0.1")
-        print(f"| step | {who} | Browser Pilot | ratio |")
-        print("|---|---|---|---|")
-        for row, sides in rows.items():
-            ours = statistics.median(sides["bp"]) if sides["bp"] else None
-            theirs = statistics.median(sides["peer"]) if sides["peer"] else None
-            ratio = f"{ours / theirs:.2f}×" if ours and theirs else "—"
-            left = f"{theirs:,.0f} ms" if theirs else "—"
-            if row.startswith("bp status"):
-                left = f"floor {theirs:,.0f} ms" if theirs else "—"
-                ratio = f"{ours - theirs:+.0f} ms" if ours and theirs else "—"
-            print(f"| {row} | {left} | {ours:,.0f} ms | {ratio} |")
-        fg = statistics.median(rows["Agent step: click + fresh observation, 50-element page"]["bp"])
-        bg = statistics.median(rows["the same step with another tab in front"]["bp"])
-        print(f"Browser Pilot background-tab step / foreground step: {bg / fg:.2f}")
-    finally:
-        helpers.stop_brokers(home)
-        if peer:
-            peer.close()
-        pages.stop()
-        chromium.stop()
-        shutil.rmtree(home, ignore_errors=True)
-        shutil.rmtree(chromium.root, ignore_errors=True)
+                    sample[("Agent step: click + fresh observation, 50-element page", "peer")] = click + observe
+                    sample[("snapshot, 50-element form", "peer")] = peer("form", "snapshot", "-i")[0]
+                subprocess.run([helpers.BP, "tab", form_tab], env=env, stdout=subprocess.DEVNULL)
+                sample[("Agent step: click + fresh observation, 50-element page", "bp")] = run(
+                    [helpers.BP, "click", bp_button], env)[0]
+                sample[("snapshot, 50-element form", "bp")] = run([helpers.BP, "snapshot"], env)[0]
+                sample[("bp status / python -I -c 'import json'", "bp")] = run([helpers.BP, "status"], env)[0]
+                sample[("bp status / python -I -c 'import json'", "peer")] = run([PY, "-I", "-c", "import json"], env)[0]
+                front = tab_in_front(chromium.port)
+                sample[("the same step with another tab in front", "bp")] = run([helpers.BP, "click", bp_button], env)[0]
+                chromium.close_tab(front)
+                if peer:
+                    port = peer.http_port("form")
+                    if port:
+                        ref = peer.ref("form", "Btn 3")
+                        front = tab_in_front(port)
+                        click, _ = peer("form", "click", ref)
+                        observe, _ = peer("form", "snapshot", "-i")
+                        sample[("the same step with another tab in front", "peer")] = click + observe
+                        urllib.request.urlopen(f"http://127.0.0.1:{port}/json/close/{front}", timeout=10).read()
+                    sample[("snapshot, 10,000 elements, all listed", "peer")] = peer("big", "snapshot", "-i")[0]
+                subprocess.run([helpers.BP, "tab", big_tab], env=env, stdout=subprocess.DEVNULL)
+                sample[("snapshot, 10,000 elements, all listed", "bp")] = run([helpers.BP, "snapshot", "--limit", "10000"],
+                                                                              env)[0]
+                sample[("the same at the default limit", "bp")] = run([helpers.BP, "snapshot"], env)[0]
+                if index:
+                    for (row, side), ms in sample.items():
+                        rows[row][side].append(ms)
+            who = f"agent-browser {peer.version.split()[-1]} (native)" if peer else "agent-browser (not measured)"
+            print(f"Medians of {args.runs} interleaved runs, same Chromium binary ({chromium_path}), pages on 127.0.0.1")
+            print(f"| step | {who} | Browser Pilot | ratio |")
+            print("|---|---|---|---|")
+            for row, sides in rows.items():
+                ours = statistics.median(sides["bp"]) if sides["bp"] else None
+                theirs = statistics.median(sides["peer"]) if sides["peer"] else None
+                ratio = f"{ours / theirs:.2f}×" if ours and theirs else "—"
+                left = f"{theirs:,.0f} ms" if theirs else "—"
+                if row.startswith("bp status"):
+                    left = f"floor {theirs:,.0f} ms" if theirs else "—"
+                    ratio = f"{ours - theirs:+.0f} ms" if ours and theirs else "—"
+                print(f"| {row} | {left} | {ours:,.0f} ms | {ratio} |")
+            fg = statistics.median(rows["Agent step: click + fresh observation, 50-element page"]["bp"])
+            bg = statistics.median(rows["the same step with another tab in front"]["bp"])
+            print(f"Browser Pilot background-tab step / foreground step: {bg / fg:.2f}")
+        finally:
+            if peer:
+                peer.close()
 
 
 if __name__ == "__main__":

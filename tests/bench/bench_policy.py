@@ -8,42 +8,27 @@ Chromium; medians of interleaved runs; not a test.
 
 import argparse
 import json
-import os
-import shutil
 import statistics
 import subprocess
 
 from tests import helpers
 from tests.bench.bench_startup import median_table, timed
-from tests.pages import PageServer
+from tests.bench.rig import Rig
 
 PAGE = "".join(f"<p>Item {i}</p><img src='/json?pad={i}' width=1 height=1>" for i in range(10))
 BOUNDS = {"version": 1, "origins": {"allow": ["http://127.0.0.1:*"]}}
-
-
-def home_with(policy):
-    home = helpers.short_tmpdir("bph-bench-")
-    os.chmod(home, 0o700)
-    if policy is not None:
-        path = os.path.join(home, "policy.json")
-        with open(path, "w") as fh:
-            json.dump(policy, fh)
-        os.chmod(path, 0o600)
-    return home
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=20)
     args = parser.parse_args()
-    chromium = helpers.Chromium(helpers.short_tmpdir("bpc-bench-"))
-    pages = PageServer()
-    setups = {"bounds off": home_with(None), "bounds on (documents)": home_with(BOUNDS),
-              "bounds on + subresources": home_with(dict(BOUNDS, origins=dict(BOUNDS["origins"], subresources=True)))}
-    envs = {name: helpers.bp_env(home, BROWSER_PILOT_BROWSER_DATA_DIRS=chromium.root) for name, home in setups.items()}
-    try:
-        for env in envs.values():
-            subprocess.run([helpers.BP, "connect"], env=env, stdout=subprocess.DEVNULL, check=True)
+    with Rig() as rig:
+        pages = rig.pages
+        policies = {"bounds off": None, "bounds on (documents)": BOUNDS,
+                    "bounds on + subresources": dict(BOUNDS, origins=dict(BOUNDS["origins"], subresources=True))}
+        setups = {name: rig.home(policy=policy) for name, policy in policies.items()}
+        envs = {name: env for name, (_, env) in setups.items()}
         url = pages.page(PAGE, title="bench-policy")
         for env in envs.values():  # warm: each home's tab has the page (and its cache) once
             reply = json.loads(subprocess.run([helpers.BP, "open", url], env=env, capture_output=True, text=True).stdout)
@@ -57,13 +42,6 @@ def main():
         base = statistics.median(samples["bp open (allowed) [bounds off]"])
         for name in list(setups)[1:]:
             print(f"  => {name} - off = {statistics.median(samples[f'bp open (allowed) [{name}]']) - base:+.1f} ms")
-    finally:
-        for home in setups.values():
-            helpers.stop_brokers(home)
-            shutil.rmtree(home, ignore_errors=True)
-        pages.stop()
-        chromium.stop()
-        shutil.rmtree(chromium.root, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,6 @@ executable for every call instead (slower; adds process start-up to every figure
 
 import argparse
 import json
-import shutil
 import statistics
 import subprocess
 import time
@@ -21,7 +20,7 @@ import psutil
 from bp import protocol
 from cli import client
 from tests import helpers
-from tests.pages import PageServer
+from tests.bench.rig import Rig
 
 PAGE = ("<title>soak</title><h1>Soak</h1>" + "".join(f"<button onclick='this.textContent+=1'>B{i}</button>" for i in range(20))
         + "<input aria-label=Field><p id=out>text</p>")
@@ -66,50 +65,48 @@ def main():
     parser.add_argument("--agents", type=int, default=3)
     parser.add_argument("--cli", action="store_true", help="run the real bp executable for every call")
     args = parser.parse_args()
-    chromium = helpers.Chromium(helpers.short_tmpdir("bpc-soak-"))
-    home = helpers.short_tmpdir("bph-soak-")
-    pages = PageServer()
-    env = helpers.bp_env(home, BROWSER_PILOT_BROWSER_DATA_DIRS=chromium.root)
     keys = [f"soak-agent-{i}" for i in range(args.agents)]
+    with Rig("soak") as rig:
+        home, env = rig.home(connect=False)
+        chromium, pages = rig.chromium, rig.pages
+        try:
+            _soak(args, home, env, chromium, pages, keys)
+        finally:
+            for key in keys:
+                subprocess.run([helpers.BP, "--client-key", key, "disconnect"], env=env, stdout=subprocess.DEVNULL)
+
+
+def _soak(args, home, env, chromium, pages, keys):
     failures = 0
-    try:
-        url = pages.page(PAGE, title="soak")
-        for key in keys:
-            subprocess.run([helpers.BP, "--client-key", key, "connect"], env=env, stdout=subprocess.DEVNULL, check=True)
-            subprocess.run([helpers.BP, "--client-key", key, "open", url], env=env, stdout=subprocess.DEVNULL, check=True)
-        status = json.loads(subprocess.run([helpers.BP, "status"], env=env, capture_output=True, text=True).stdout)
-        roles = {p["role"]: psutil.Process(p["pid"]) for p in status["processes"]}
-        broker, janitor = roles["broker"], roles["janitor"]
-        calls = mix(url)
-        print(f"soak: {args.calls} calls, {args.agents} Agents, {'bp executable' if args.cli else 'in-process round trips'}")
-        print(f"start: broker RSS {rss_mb(broker):.1f} MB, janitor RSS {rss_mb(janitor):.1f} MB, "
-              f"tabs {len(chromium.pages())}")
-        print(f"{'calls':>7} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'fail':>5} {'broker MB':>10} {'janitor MB':>11}")
-        block = []
-        block_failures = 0
-        for n in range(1, args.calls + 1):
-            key = keys[n % len(keys)]
-            op, op_args, argv = calls[(n // len(keys)) % len(calls)]
-            started = time.perf_counter()
-            ok = call_cli(env, key, argv) if args.cli else call_inprocess(home, key, op, op_args)
-            block.append((time.perf_counter() - started) * 1000)
-            block_failures += not ok
-            if n % BLOCK == 0 or n == args.calls:
-                cuts = statistics.quantiles(block, n=20)
-                print(f"{n:>7} {statistics.median(block):>8.1f} {cuts[18]:>8.1f} {max(block):>8.1f} {block_failures:>5} "
-                      f"{rss_mb(broker):>10.1f} {rss_mb(janitor):>11.1f}", flush=True)
-                failures += block_failures
-                block, block_failures = [], 0
-        print(f"end: {failures} failed calls; tabs {len(chromium.pages())}; "
-              f"broker {'alive' if broker.is_running() else 'GONE'}, janitor {'alive' if janitor.is_running() else 'GONE'}")
-    finally:
-        for key in keys:
-            subprocess.run([helpers.BP, "--client-key", key, "disconnect"], env=env, stdout=subprocess.DEVNULL)
-        helpers.stop_brokers(home)
-        pages.stop()
-        chromium.stop()
-        shutil.rmtree(home, ignore_errors=True)
-        shutil.rmtree(chromium.root, ignore_errors=True)
+    url = pages.page(PAGE, title="soak")
+    for key in keys:
+        subprocess.run([helpers.BP, "--client-key", key, "connect"], env=env, stdout=subprocess.DEVNULL, check=True)
+        subprocess.run([helpers.BP, "--client-key", key, "open", url], env=env, stdout=subprocess.DEVNULL, check=True)
+    status = json.loads(subprocess.run([helpers.BP, "status"], env=env, capture_output=True, text=True).stdout)
+    roles = {p["role"]: psutil.Process(p["pid"]) for p in status["processes"]}
+    broker, janitor = roles["broker"], roles["janitor"]
+    calls = mix(url)
+    print(f"soak: {args.calls} calls, {args.agents} Agents, {'bp executable' if args.cli else 'in-process round trips'}")
+    print(f"start: broker RSS {rss_mb(broker):.1f} MB, janitor RSS {rss_mb(janitor):.1f} MB, "
+          f"tabs {len(chromium.pages())}")
+    print(f"{'calls':>7} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'fail':>5} {'broker MB':>10} {'janitor MB':>11}")
+    block = []
+    block_failures = 0
+    for n in range(1, args.calls + 1):
+        key = keys[n % len(keys)]
+        op, op_args, argv = calls[(n // len(keys)) % len(calls)]
+        started = time.perf_counter()
+        ok = call_cli(env, key, argv) if args.cli else call_inprocess(home, key, op, op_args)
+        block.append((time.perf_counter() - started) * 1000)
+        block_failures += not ok
+        if n % BLOCK == 0 or n == args.calls:
+            cuts = statistics.quantiles(block, n=20)
+            print(f"{n:>7} {statistics.median(block):>8.1f} {cuts[18]:>8.1f} {max(block):>8.1f} {block_failures:>5} "
+                  f"{rss_mb(broker):>10.1f} {rss_mb(janitor):>11.1f}", flush=True)
+            failures += block_failures
+            block, block_failures = [], 0
+    print(f"end: {failures} failed calls; tabs {len(chromium.pages())}; "
+          f"broker {'alive' if broker.is_running() else 'GONE'}, janitor {'alive' if janitor.is_running() else 'GONE'}")
 
 
 if __name__ == "__main__":

@@ -1,13 +1,12 @@
 """JavaScript dialogs on real Chromium: pending records of the Agent, answered only explicitly,
 never behind a blocked command, invisible to other keys, and a hint when left pending."""
 
-import glob
 import json
 import os
 import subprocess
 
 from tests import helpers
-from tests.helpers import bp, ok, ref_of
+from tests.helpers import bp, ok, ref_of, logs_of
 
 BUTTONS = """
 <button onclick="window.alerted = 'yes'; alert('Heads up'); document.title = 'after-alert'">Alert</button>
@@ -30,14 +29,6 @@ def open_dialog(home, env, observation, button):
 
 def evaluate(home, env, expression):
     return ok(home, env, "eval", expression)["value"]
-
-
-def logs_of(home):
-    text = ""
-    for path in glob.glob(os.path.join(home, "logs", "*")):
-        with open(path, errors="replace") as fh:
-            text += fh.read()
-    return text
 
 
 def test_alert_is_pending_until_accepted(home, connected, pages):

@@ -1,14 +1,13 @@
 """Network journal and rules, cookies, HTTP auth, console and page-error journals on real
 Chromium: per key, bounded, redacted by default, visible in page behaviour, gone on release."""
 
-import glob
 import os
 
 import subprocess
 from urllib.parse import quote
 
 from tests import helpers
-from tests.helpers import bp, ok
+from tests.helpers import bp, ok, logs_of
 
 FETCHES = """
 <p id="out">working</p>
@@ -35,14 +34,6 @@ setTimeout(() => { throw new Error('boom-err'); }, 0);
 def fetch_outcome(home, env, path, then="r.text()"):
     expression = (f"fetch({path!r}).then(r => {then}).catch(e => 'failed:' + e.name)")
     return ok(home, env, "eval", expression)["value"]
-
-
-def logs_of(home):
-    text = ""
-    for path in glob.glob(os.path.join(home, "logs", "*")):
-        with open(path, errors="replace") as fh:
-            text += fh.read()
-    return text
 
 
 def test_journal_show_rules_and_isolation(home, connected, pages):

@@ -12,7 +12,7 @@ import zmq
 
 from bp.errors import BPError
 from broker.records import store as commands
-from broker.browser.connection import BrowserConnection
+from broker.browser.connection import BrowserConnection, CDPError
 from tests import helpers
 
 WAIT_S = 30.0  # bound on the test's own waits; never a speed assertion
@@ -38,9 +38,10 @@ def ws_url(chromium):
     return f"ws://127.0.0.1:{port}{path}"
 
 
-def connect(ctx, run_dir, url, handshake_timeout_s=10.0, events=None):
+def connect(ctx, run_dir, url, handshake_timeout_s=10.0, events=None, on_dispatch=None):
     conn = BrowserConnection(ctx, run_dir, {"id": "test", "product": "chromium"}, url, 1, handshake_timeout_s,
-                             on_event=(lambda method, raw: events.append(method)) if events is not None else None)
+                             on_event=(lambda method, raw: events.append(method)) if events is not None else None,
+                             on_dispatch=on_dispatch)
     conn.start()
     assert conn.wait_settled(WAIT_S)
     return conn
@@ -54,16 +55,19 @@ def test_a_ready_connection_answers_cdp_and_relays_events(ctx, run_dir, chromium
         assert "Chrome" in conn.cdp("Browser.getVersion")["product"]
         conn.cdp("Target.setDiscoverTargets", {"discover": True})
         assert helpers.wait_until(lambda: "Target.targetCreated" in events, timeout=WAIT_S)
-        with pytest.raises(BPError) as caught:
+        with pytest.raises(CDPError) as caught:
             conn.cdp("No.suchMethod")
         assert caught.value.code == "internal_error" and caught.value.context == {"method": "No.suchMethod"}
+        assert caught.value.cdp_code == -32601 and caught.value.method == "No.suchMethod"  # the protocol's own code
         assert conn.alive  # a refused call does not end the connection
     finally:
         conn.close()
 
 
 def test_the_first_mutating_call_marks_the_bound_command_dispatched(ctx, run_dir, chromium):
-    conn = connect(ctx, run_dir, ws_url(chromium))
+    # The broker hands the connection its records' hook (broker/server.py); the transport itself
+    # knows nothing of records.
+    conn = connect(ctx, run_dir, ws_url(chromium), on_dispatch=commands.dispatching)
     record = commands.Record("cmd-0000000000000001", "open", True, 60.0, 1, None, None, None,
                              SimpleNamespace(generation=1))
     try:
