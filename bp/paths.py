@@ -56,18 +56,23 @@ def socket_path(home_dir):
     return os.path.join(runtime_dir(home_dir), SOCKET_NAME)
 
 
+def _refuse_unless_ours(path, st, is_kind, kind, open_bits, open_reason):
+    """A state path must be of its kind, ours, and closed to others by `open_bits`."""
+    if not is_kind(st.st_mode):
+        raise unsafe_state(path, f"it is not {kind}")
+    if st.st_uid != os.geteuid():
+        raise unsafe_state(path, "it is owned by another user")
+    if st.st_mode & open_bits:
+        raise unsafe_state(path, open_reason)
+
+
 def check_private_dir(path, *, fix_mode=True):
     """Verify an existing directory: a real directory (not a symlink), ours, not writable by others.
     Readable-by-others bits on our own directory are tightened to 0700."""
     st = os.lstat(path)
     if stat.S_ISLNK(st.st_mode):
         raise unsafe_state(path, "it is a symbolic link")
-    if not stat.S_ISDIR(st.st_mode):
-        raise unsafe_state(path, "it is not a directory")
-    if st.st_uid != os.geteuid():
-        raise unsafe_state(path, "it is owned by another user")
-    if st.st_mode & 0o022:
-        raise unsafe_state(path, "it is writable by group or others")
+    _refuse_unless_ours(path, st, stat.S_ISDIR, "a directory", 0o022, "it is writable by group or others")
     if st.st_mode & 0o077 and fix_mode:
         os.chmod(path, 0o700)  # lstat above proved it is our directory, not a link
     return st
@@ -114,12 +119,7 @@ def read_private_file(path, max_bytes=METADATA_MAX_BYTES):
         raise
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise unsafe_state(path, "it is not a regular file")
-        if st.st_uid != os.geteuid():
-            raise unsafe_state(path, "it is owned by another user")
-        if st.st_mode & 0o077:
-            raise unsafe_state(path, "its mode is not owner-only (0600)")
+        _refuse_unless_ours(path, st, stat.S_ISREG, "a regular file", 0o077, "its mode is not owner-only (0600)")
         if st.st_size > max_bytes:
             raise unsafe_state(path, f"it is larger than {max_bytes} bytes")
         chunks, total = [], 0

@@ -12,10 +12,14 @@ from bp import ops, protocol
 from bp.errors import ERROR_CODES
 
 
-class RequestSchema(Schema):
+class Strict(Schema):
+    """A message whose unknown fields are refused (marshmallow's Meta is inherited)."""
+
     class Meta:
         unknown = RAISE
 
+
+class RequestSchema(Strict):
     v = fields.List(fields.Integer(strict=True), required=True, validate=validate.Length(equal=2))
     op = fields.String(required=True, validate=validate.Length(min=1, max=64))
     client = fields.String(required=True, validate=validate.Regexp(protocol.CLIENT_KEY_RE))
@@ -27,78 +31,50 @@ class RequestSchema(Schema):
     installation = fields.Dict(keys=fields.String())
 
 
-class BrowserFilterArgs(Schema):
-    class Meta:
-        unknown = RAISE
-
+class BrowserFilterArgs(Strict):
     browser = fields.String(validate=validate.Length(min=1, max=256), allow_none=True)
 
 
-class EmptyArgs(Schema):
-    class Meta:
-        unknown = RAISE
+class EmptyArgs(Strict):
+    """No arguments: any field is refused."""
 
 
-class BrokerIdentitySchema(Schema):
-    class Meta:
-        unknown = RAISE
-
+class BrokerIdentitySchema(Strict):
     pid = fields.Integer(required=True, strict=True, validate=validate.Range(min=1))
     startTime = fields.Float(required=True, allow_none=True)
 
 
-class DisconnectArgs(Schema):
-    class Meta:
-        unknown = RAISE
-
+class DisconnectArgs(Strict):
     expectBroker = fields.Nested(BrokerIdentitySchema, allow_none=True)
 
 
-class TabArgs(Schema):
-    class Meta:
-        unknown = RAISE
-
+class TabArgs(Strict):
     index = fields.Integer(strict=True, validate=validate.Range(min=1, max=100_000))
     targetId = fields.String(validate=validate.Regexp(r"^tab-[0-9a-f]{12}$"))
     release = fields.Boolean(truthy={True}, falsy={False})
 
 
-class OpenArgs(Schema):
-    class Meta:
-        unknown = RAISE
-
+class OpenArgs(Strict):
     url = fields.String(required=True, validate=validate.Length(min=1, max=8192))
     new = fields.Boolean(truthy={True}, falsy={False})
     profile = fields.String(validate=validate.Length(min=1, max=256))
     limit = fields.Integer(strict=True, validate=validate.Range(min=1, max=10_000))
 
 
-class CloseArgs(Schema):
-    class Meta:
-        unknown = RAISE
-
+class CloseArgs(Strict):
     all = fields.Boolean(truthy={True}, falsy={False})
 
 
-class ProfilesArgs(Schema):
-    class Meta:
-        unknown = RAISE
-
+class ProfilesArgs(Strict):
     identify = fields.Boolean(truthy={True}, falsy={False})
     refresh = fields.Boolean(truthy={True}, falsy={False})
 
 
-class ProfileArgs(Schema):
-    class Meta:
-        unknown = RAISE
-
+class ProfileArgs(Strict):
     selector = fields.String(required=True, validate=validate.Length(min=1, max=256))
 
 
-class SnapshotArgs(Schema):
-    class Meta:
-        unknown = RAISE
-
+class SnapshotArgs(Strict):
     limit = fields.Integer(strict=True, validate=validate.Range(min=1, max=10_000))
     diff = fields.Boolean(truthy={True}, falsy={False})
     grep = fields.String(validate=validate.Length(min=1, max=protocol.MAX_GREP))
@@ -110,10 +86,7 @@ class SnapshotArgs(Schema):
             raise ValidationError("give --diff or --grep/--role, not both", field_name="diff")
 
 
-class ClickArgs(Schema):
-    class Meta:
-        unknown = RAISE
-
+class ClickArgs(Strict):
     ref = fields.Integer(strict=True, validate=validate.Range(min=1, max=protocol.MAX_REF))
     xy = fields.List(fields.Float(allow_nan=False), validate=validate.Length(equal=2))
     button = fields.String(validate=validate.OneOf(["left", "right"]))
@@ -126,10 +99,7 @@ class ClickArgs(Schema):
             raise ValidationError("give exactly one of ref or xy", field_name="ref")
 
 
-class TypeArgs(Schema):
-    class Meta:
-        unknown = RAISE
-
+class TypeArgs(Strict):
     ref = fields.Integer(required=True, strict=True, validate=validate.Range(min=1, max=protocol.MAX_REF))
     text = fields.String(required=True, validate=validate.Length(max=100_000))
     clear = fields.Boolean(truthy={True}, falsy={False})
@@ -140,42 +110,27 @@ class TypeArgs(Schema):
 COMMAND_STATUSES = ["accepted", "dispatched", "completed", "unknown_outcome", "cancelled", "expired"]
 
 
-class CommandsArgs(Schema):
-    class Meta:
-        unknown = RAISE
-
+class CommandsArgs(Strict):
     limit = fields.Integer(strict=True, validate=validate.Range(min=1, max=100))
     status = fields.List(fields.String(validate=validate.OneOf(COMMAND_STATUSES)), validate=validate.Length(max=6))
 
 
-class AuditArgs(Schema):
-    class Meta:
-        unknown = RAISE
-
+class AuditArgs(Strict):
     limit = fields.Integer(strict=True, validate=validate.Range(min=1, max=1000))
     after = fields.String(validate=validate.Regexp(r"^(?:audit-)?[0-9]{1,12}$"))
     verify = fields.Boolean()
 
 
-class CommandArgs(Schema):
-    class Meta:
-        unknown = RAISE
-
+class CommandArgs(Strict):
     commandId = fields.String(required=True, validate=validate.Regexp(r"^cmd-[A-Za-z0-9]{8,64}$"))
 
 
-class HoverArgs(Schema):
-    class Meta:
-        unknown = RAISE
-
+class HoverArgs(Strict):
     ref = fields.Integer(required=True, strict=True, validate=validate.Range(min=1, max=protocol.MAX_REF))
     limit = fields.Integer(strict=True, validate=validate.Range(min=1, max=10_000))
 
 
-class KeyboardArgs(Schema):
-    class Meta:
-        unknown = RAISE
-
+class KeyboardArgs(Strict):
     text = fields.String(required=True, validate=validate.Length(max=100_000))
     clear = fields.Boolean(truthy={True}, falsy={False})
     submit = fields.Boolean(truthy={True}, falsy={False})
@@ -193,18 +148,12 @@ def _key_combo(value):
         raise ValidationError(str(exc)) from None
 
 
-class PressArgs(Schema):
-    class Meta:
-        unknown = RAISE
-
+class PressArgs(Strict):
     key = fields.String(required=True, validate=[validate.Length(min=1, max=64), _key_combo])
     limit = fields.Integer(strict=True, validate=validate.Range(min=1, max=10_000))
 
 
-class ScrollArgs(Schema):
-    class Meta:
-        unknown = RAISE
-
+class ScrollArgs(Strict):
     direction = fields.String(validate=validate.OneOf(["up", "down", "left", "right"]))
     amount = fields.Float(allow_nan=False, validate=validate.Range(min=0, max=1_000_000, min_inclusive=False))
     unit = fields.String(validate=validate.OneOf(["pixels", "viewport"]))
@@ -227,10 +176,7 @@ class ScrollArgs(Schema):
             raise ValidationError("exact goes with toText only", field_name="exact")
 
 
-class DropdownArgs(Schema):
-    class Meta:
-        unknown = RAISE
-
+class DropdownArgs(Strict):
     ref = fields.Integer(strict=True, validate=validate.Range(min=1, max=protocol.MAX_REF))
     selector = fields.String(validate=validate.Length(min=1, max=4096))
 
@@ -250,19 +196,13 @@ class SelectArgs(DropdownArgs):
 ATTRIBUTE_NAME_RE = r"^[A-Za-z_:][-A-Za-z0-9_:.]{0,127}$"
 
 
-class ReadArgs(Schema):
-    class Meta:
-        unknown = RAISE
-
+class ReadArgs(Strict):
     selector = fields.String(validate=validate.Length(min=1, max=4096))
     limit = fields.Integer(strict=True, validate=validate.Range(min=1, max=1_000_000))
     anchor = fields.String(validate=validate.Length(min=1, max=1024))
 
 
-class SearchArgs(Schema):
-    class Meta:
-        unknown = RAISE
-
+class SearchArgs(Strict):
     query = fields.String(required=True, validate=validate.Length(min=1, max=1000))
     selector = fields.String(validate=validate.Length(min=1, max=4096))
     caseSensitive = fields.Boolean(truthy={True}, falsy={False})
@@ -270,10 +210,7 @@ class SearchArgs(Schema):
     limit = fields.Integer(strict=True, validate=validate.Range(min=1, max=200))
 
 
-class FindArgs(Schema):
-    class Meta:
-        unknown = RAISE
-
+class FindArgs(Strict):
     selector = fields.String(required=True, validate=validate.Length(min=1, max=4096))
     limit = fields.Integer(strict=True, validate=validate.Range(min=1, max=200))
     attributes = fields.List(fields.String(validate=validate.Regexp(ATTRIBUTE_NAME_RE)),
@@ -281,31 +218,19 @@ class FindArgs(Schema):
     noShadow = fields.Boolean(truthy={True}, falsy={False})
 
 
-class LocateArgs(Schema):
-    class Meta:
-        unknown = RAISE
-
+class LocateArgs(Strict):
     selector = fields.String(required=True, validate=validate.Length(min=1, max=4096))
 
 
-class FrameArgs(Schema):
-    class Meta:
-        unknown = RAISE
-
+class FrameArgs(Strict):
     index = fields.Integer(strict=True, validate=validate.Range(min=0, max=10_000))
 
 
-class EvalArgs(Schema):
-    class Meta:
-        unknown = RAISE
-
+class EvalArgs(Strict):
     expression = fields.String(required=True, validate=validate.Length(min=1, max=100_000))
 
 
-class WaitArgs(Schema):
-    class Meta:
-        unknown = RAISE
-
+class WaitArgs(Strict):
     url = fields.String(validate=validate.Length(min=1, max=8192))
     text = fields.String(validate=validate.Length(min=1, max=1000))
     selector = fields.String(validate=validate.Length(min=1, max=4096))
@@ -326,10 +251,7 @@ class WaitArgs(Schema):
                 raise ValidationError("a condition flag is true or absent", field_name=flag)
 
 
-class DialogArgs(Schema):
-    class Meta:
-        unknown = RAISE
-
+class DialogArgs(Strict):
     dialogId = fields.String(required=True, validate=validate.Length(min=1, max=128))
     action = fields.String(required=True, validate=validate.OneOf(["accept", "dismiss"]))
     promptText = fields.String(validate=validate.Length(max=100_000))
@@ -340,11 +262,8 @@ class DialogArgs(Schema):
             raise ValidationError("promptText goes with accept only", field_name="promptText")
 
 
-class OutputFields(Schema):
+class OutputFields(Strict):
     """Where an exported file goes (bp/outputs.py): resolved by the CLI, written by the broker."""
-
-    class Meta:
-        unknown = RAISE
 
     outputDir = fields.String(required=True, validate=[validate.Length(min=1, max=4096),
                                                        validate.Regexp(r"^/", error="must be an absolute path")])
@@ -387,10 +306,7 @@ class DownloadArgs(OutputFields):
             raise ValidationError("a 1-based index or a download id", field_name="selector")
 
 
-class UploadArgs(Schema):
-    class Meta:
-        unknown = RAISE
-
+class UploadArgs(Strict):
     path = fields.String(required=True, validate=validate.Length(min=1, max=4096))
     ref = fields.Integer(strict=True, validate=validate.Range(min=1, max=protocol.MAX_REF))
     nth = fields.Integer(strict=True, validate=validate.Range(min=1, max=10_000))
@@ -441,10 +357,7 @@ class ReplySchema(Schema):
                 raise ValidationError("a failure's error is its message", field_name="error")
 
 
-class NetArgs(Schema):
-    class Meta:
-        unknown = RAISE
-
+class NetArgs(Strict):
     limit = fields.Integer(strict=True, validate=validate.Range(1, 500))
     url = fields.String(validate=validate.Length(min=1, max=16384))
     method = fields.String(validate=validate.Regexp(r"^[A-Za-z]{1,32}$"))
@@ -453,10 +366,7 @@ class NetArgs(Schema):
     after = fields.String(validate=validate.Regexp(r"^(?:req-)?[0-9]{1,12}$"))
 
 
-class NetShowArgs(Schema):
-    class Meta:
-        unknown = RAISE
-
+class NetShowArgs(Strict):
     id = fields.String(required=True, validate=validate.Regexp(r"^(?:req-)?[0-9]{1,12}$"))
     reveal = fields.Boolean(truthy={True}, falsy={False})
     save = fields.Boolean(truthy={True}, falsy={False})
@@ -465,10 +375,7 @@ class NetShowArgs(Schema):
     file = fields.String(validate=validate.Length(min=1, max=4096))
 
 
-class NetExportArgs(Schema):
-    class Meta:
-        unknown = RAISE
-
+class NetExportArgs(Strict):
     url = fields.String(validate=validate.Length(min=1, max=16384))
     after = fields.String(validate=validate.Regexp(r"^(?:req-)?[0-9]{1,12}$"))
     reveal = fields.Boolean(truthy={True}, falsy={False})
@@ -478,18 +385,12 @@ class NetExportArgs(Schema):
     file = fields.String(required=True, validate=validate.Length(min=1, max=4096))
 
 
-class HeaderSchema(Schema):
-    class Meta:
-        unknown = RAISE
-
+class HeaderSchema(Strict):
     name = fields.String(required=True, validate=validate.Regexp(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$"))
     value = fields.String(required=True, validate=validate.Length(max=8192))
 
 
-class NetRuleArgs(Schema):
-    class Meta:
-        unknown = RAISE
-
+class NetRuleArgs(Strict):
     type = fields.String(required=True, validate=validate.OneOf(("block", "mock", "headers")))
     pattern = fields.String(required=True, validate=validate.Length(min=1, max=16384))
     status = fields.Integer(strict=True, validate=validate.Range(100, 599))
@@ -506,62 +407,46 @@ class NetRuleArgs(Schema):
             raise ValidationError("a mock rule needs --body or --file", "body")
 
 
-class NetRemoveArgs(Schema):
-    class Meta:
-        unknown = RAISE
-
+class NetRemoveArgs(Strict):
     ruleId = fields.String(validate=validate.Length(min=1, max=128))
     all = fields.Boolean(truthy={True}, falsy={False})
 
 
-class CookiesArgs(Schema):
-    class Meta:
-        unknown = RAISE
-
+class CookiesArgs(Strict):
     domain = fields.String(validate=validate.Regexp(r"^\.?[A-Za-z0-9._-]{1,253}$"))
     url = fields.String(validate=validate.Length(min=1, max=8192))
     values = fields.Boolean(truthy={True}, falsy={False})
 
 
-class CookieSetArgs(Schema):
-    class Meta:
-        unknown = RAISE
+class CookieScope(Strict):
+    """Which cookies: those sent to a URL, or of a domain and path."""
 
-    name = fields.String(required=True, validate=validate.Length(min=1, max=4096))
-    value = fields.String(required=True, validate=validate.Length(max=4096))
     url = fields.String(validate=validate.Length(min=1, max=8192))
     domain = fields.String(validate=validate.Length(min=1, max=253))
     path = fields.String(validate=validate.Length(min=1, max=1024))
+
+
+class CookieSetArgs(CookieScope):
+    name = fields.String(required=True, validate=validate.Length(min=1, max=4096))
+    value = fields.String(required=True, validate=validate.Length(max=4096))
     secure = fields.Boolean(truthy={True}, falsy={False})
     httpOnly = fields.Boolean(truthy={True}, falsy={False})
     sameSite = fields.String(validate=validate.OneOf(("Strict", "Lax", "None")))
     expires = fields.Integer(strict=True, validate=validate.Range(min=0))
 
 
-class CookieDeleteArgs(Schema):
-    class Meta:
-        unknown = RAISE
-
+class CookieDeleteArgs(CookieScope):
     name = fields.String(validate=validate.Length(min=1, max=4096))
-    url = fields.String(validate=validate.Length(min=1, max=8192))
-    domain = fields.String(validate=validate.Length(min=1, max=253))
-    path = fields.String(validate=validate.Length(min=1, max=1024))
     all = fields.Boolean(truthy={True}, falsy={False})
 
 
-class AuthArgs(Schema):
-    class Meta:
-        unknown = RAISE
-
+class AuthArgs(Strict):
     username = fields.String(required=True, validate=validate.Length(min=1, max=1024))
     password = fields.String(required=True, validate=validate.Length(max=4096))
     origin = fields.String(validate=validate.Length(min=1, max=2048))
 
 
-class ConsoleArgs(Schema):
-    class Meta:
-        unknown = RAISE
-
+class ConsoleArgs(Strict):
     limit = fields.Integer(strict=True, validate=validate.Range(1, 500))
     level = fields.String(validate=validate.OneOf(("debug", "info", "warning", "error")))
 
@@ -574,20 +459,14 @@ BATCH_OPS = frozenset(name for name, op in ops.OPS.items()
     | {ops.OP_WAIT}
 
 
-class BatchStepSchema(Schema):
-    class Meta:
-        unknown = RAISE
-
+class BatchStepSchema(Strict):
     cmd = fields.String(required=True, validate=validate.Length(min=1, max=64))  # the CLI's word, echoed
     op = fields.String(required=True, validate=validate.OneOf(sorted(BATCH_OPS)))
     args = fields.Dict(keys=fields.String(), required=True)
     timeoutMs = fields.Integer(strict=True, validate=validate.Range(protocol.TIMEOUT_MIN_MS, protocol.TIMEOUT_MAX_MS))
 
 
-class BatchArgs(Schema):
-    class Meta:
-        unknown = RAISE
-
+class BatchArgs(Strict):
     steps = fields.List(fields.Nested(BatchStepSchema), required=True,
                         validate=validate.Length(min=1, max=MAX_BATCH_STEPS))
     limit = fields.Integer(strict=True, validate=validate.Range(min=1, max=10_000))
@@ -605,10 +484,7 @@ class BatchArgs(Schema):
                 raise ValidationError(message, field_name=f"steps.{index}.args.{field}")
 
 
-class EmulateArgs(Schema):
-    class Meta:
-        unknown = RAISE
-
+class EmulateArgs(Strict):
     width = fields.Integer(strict=True, validate=validate.Range(min=1, max=10_000))
     height = fields.Integer(strict=True, validate=validate.Range(min=1, max=10_000))
     device = fields.String(validate=validate.Length(min=1, max=64))

@@ -13,7 +13,7 @@ import time
 
 from bp import identity, locator, paths, protocol
 from bp.errors import BPError, disconnected
-from cli import client, zmtp
+from cli import client
 
 START_WAIT_S = 15.0
 

@@ -156,10 +156,20 @@ def click(broker, agent, raw, session, args, deadline):
             evidence["status"], evidence["reason"] = "mismatch", "expected_state_unchanged"
     elif kind == "coordinates":
         evidence["status"], evidence["reason"] = ("verified" if effects else "unavailable"), "coordinate_target"
-    elif effects:
+    else:
+        with_effects(evidence, effects)
+    return evidence
+
+
+def with_effects(evidence, effects):
+    """An input's evidence by what it was seen to change: verified by its effects, or unavailable
+    when nothing changed that Browser Pilot can attribute (a menu shown by CSS :hover): the
+    fresh observation then shows what appeared."""
+    evidence["effects"] = effects
+    if effects:
         evidence["status"] = "verified"
     else:
-        evidence["status"], evidence["reason"] = "unavailable", "no_observable_effect"
+        evidence.update({"status": "unavailable", "reason": "no_observable_effect"})
     return evidence
 
 
@@ -502,11 +512,4 @@ def hover(broker, agent, raw, session, args, deadline):
                 effects.append("content_changed")
         except BPError:
             effects.append("document_changed")
-    evidence["effects"] = effects
-    if effects:
-        evidence["status"] = "verified"
-    else:
-        # A menu shown by CSS :hover changes no state Browser Pilot can attribute: the fresh
-        # observation shows what appeared.
-        evidence.update({"status": "unavailable", "reason": "no_observable_effect"})
-    return evidence
+    return with_effects(evidence, effects)

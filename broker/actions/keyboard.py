@@ -6,7 +6,9 @@ import time
 
 from bp import keys
 from bp.errors import BPError
-from broker.actions.input import Pin, Watch, _mouse, download_started, focus_script as _focus, key_event, send_text, settle
+from broker.actions.input import (Pin, Watch, _mouse, download_started, focus_script as _focus, key_event, send_text,
+                                  settle, with_effects)
+from broker.observe.snapshot import refusal
 
 MAX_DELAY_MS = 1000
 
@@ -17,11 +19,7 @@ def _click_selector(broker, agent, session, selector):
         raise BPError("invalid_argument", f"--click selector did not match: {selector[:200]}",
                       context={"field": "click"})
     if answer.get("refuse"):
-        context = {"field": "click", "reason": answer["refuse"]}
-        if answer.get("obstruction"):
-            context["obstruction"] = {k: v for k, v in answer["obstruction"].items() if v}
-        raise BPError("action_not_verified", f"The --click element cannot be clicked now: {answer['refuse']}.",
-                      retryable=True, context=context)
+        raise refusal(answer, "click", "The --click element cannot be clicked now")
     return answer["x"], answer["y"]
 
 
@@ -167,8 +165,4 @@ def press(broker, agent, raw, session, args, deadline):
     evidence = {"action": "press", "kind": pinned["kind"], "sensitive": pinned["sensitive"], "effects": effects}
     if download:
         evidence["download"] = download
-    if effects:
-        evidence["status"] = "verified"
-    else:
-        evidence.update({"status": "unavailable", "reason": "no_observable_effect"})
-    return evidence
+    return with_effects(evidence, effects)

@@ -61,11 +61,7 @@ def select(broker, agent, raw, session, args, deadline):
     if not bound or bound.get("notDropdown"):
         raise _not_dropdown()
     if where.get("refuse"):
-        context = {"field": "selector", "reason": where["refuse"]}
-        if where.get("obstruction"):
-            context["obstruction"] = {k: v for k, v in where["obstruction"].items() if v}
-        raise BPError("action_not_verified", f"The element cannot be acted on now: {where['refuse']}.",
-                      retryable=True, context=context)
+        raise observe.refusal(where, "selector")
     kind = bound["kind"]
     source = worlds.script("select.js")
     loader, since = session.loader, session.mark()

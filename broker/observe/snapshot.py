@@ -576,12 +576,13 @@ def _in_world(world, table, opts, fn=None):
     return answer
 
 
-def _refused(answer):
-    context = {"field": "ref", "reason": answer["refuse"]}
+def refusal(answer, field="ref", message="The element cannot be acted on now"):
+    """The in-page hit test's refusal (scripts/lib.js: covered, outside the viewport, …) as the
+    Agent's retryable action_not_verified, with what covers the element when it is covered."""
+    context = {"field": field, "reason": answer["refuse"]}
     if answer.get("obstruction"):
         context["obstruction"] = {k: v for k, v in answer["obstruction"].items() if v}
-    return BPError("action_not_verified", f"The element cannot be acted on now: {answer['refuse']}.",
-                   retryable=True, context=context)
+    return BPError("action_not_verified", f"{message}: {answer['refuse']}.", retryable=True, context=context)
 
 
 def resolve(broker, agent, raw, session, ref, mode="act", **extra):
@@ -596,7 +597,7 @@ def resolve(broker, agent, raw, session, ref, mode="act", **extra):
     focus = opts.pop("focus", False) if nested else False
     answer = _in_world(world, table, dict(opts, allPoints=True, nested=True) if nested else opts)
     if answer.get("refuse"):
-        raise _refused(answer)
+        raise refusal(answer)
     if not nested:
         return answer
     points = answer["points"]
@@ -613,7 +614,7 @@ def resolve(broker, agent, raw, session, ref, mode="act", **extra):
         mapped = _in_world(child.parent, table, {"key": key, "mode": "frame", "slot": child.slot, "points": points,
                                                "nested": child.parent.parent is not None})
         if mapped.get("refuse"):
-            raise _refused(mapped)
+            raise refusal(mapped)
         points, child = mapped["points"], child.parent
     if target is None:
         target = (session, points)
@@ -622,7 +623,7 @@ def resolve(broker, agent, raw, session, ref, mode="act", **extra):
         # Focus only once the element is known to be reachable through every frame above it.
         focused = _in_world(world, table, dict(opts, focus=True, nested=True))
         if focused.get("refuse"):
-            raise _refused(focused)
+            raise refusal(focused)
         answer.update(editable=focused.get("editable"), state=focused.get("state"))
     answer["x"], answer["y"] = points[first]
     answer["input"] = (target[0], *target[1][first])

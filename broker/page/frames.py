@@ -12,6 +12,7 @@ their frame elements. A Frame carries the CDP session that renders it: scripts r
 geometry is mapped to the tab's viewport through every frame element above it.
 """
 
+import dataclasses
 import threading
 import time
 import weakref
@@ -25,19 +26,17 @@ MAX_FRAME_DEPTH = 8  # nested out-of-process iframes followed below the tab
 FRAME_HINT = "Run 'bp frame' to list the frames of the tab, then 'bp frame <index>'."
 
 
+@dataclasses.dataclass(slots=True, eq=False)
 class Frame:
     """One frame as Browser Pilot addresses it: a public index and the internal ids behind it."""
 
-    __slots__ = ("index", "frame_id", "parent_index", "url", "name", "loader", "session")
-
-    def __init__(self, index, frame_id, parent_index, url, name, loader, session):
-        self.index = index
-        self.frame_id = frame_id
-        self.parent_index = parent_index
-        self.url = url
-        self.name = name
-        self.loader = loader
-        self.session = session  # today the tab's session; an out-of-process frame brings its own
+    index: int
+    frame_id: str
+    parent_index: int | None
+    url: str
+    name: str
+    loader: str | None
+    session: object  # today the tab's session; an out-of-process frame brings its own
 
     @property
     def top(self):

@@ -62,6 +62,16 @@ class FrameSessions:
     annotation_world = None  # (loader, context id) of the annotated screenshot's world (broker/files/media.py)
     listener_nodes = None  # (document, nodes) marked as pointer-listener targets (broker/observe/snapshot.py)
 
+    _probe = None  # (document, context id) of the probe world
+
+    def _probe_for(self, document, name):
+        """The probe world's context, made once per `document` (without universal access)."""
+        if self._probe is None or self._probe[0] != document:
+            reply = self.call("Page.createIsolatedWorld", {"frameId": self.frame_id, "worldName": name,
+                                                           "grantUniveralAccess": False})
+            self._probe = (document, reply["executionContextId"])
+        return self._probe[1]
+
     def _init_children(self):
         self.children = {}  # CDP session id -> FrameSession
 
@@ -150,12 +160,7 @@ class FrameSession(FrameSessions):
     def probe_world(self, name):
         """A second isolated world of this frame's document (see TabSession.probe_world); made
         again whenever Browser Pilot's own world had to be."""
-        probe = getattr(self, "_probe", None)
-        if probe is None or probe[0] != self._world:
-            reply = self.call("Page.createIsolatedWorld", {"frameId": self.frame_id, "worldName": name,
-                                                           "grantUniveralAccess": False})
-            probe = self._probe = (self._world, reply["executionContextId"])
-        return probe[1]
+        return self._probe_for(self._world, name)
 
 
 class TabSession(FrameSessions):
@@ -326,12 +331,7 @@ class TabSession(FrameSessions):
     def probe_world(self, name):
         """A second isolated world of the current main document, for resolving Chrome's node ids
         (broker/observe/worlds.py node_paths) without touching Browser Pilot's own world."""
-        probe = getattr(self, "_probe", None)
-        if probe is None or probe[0] != self.loader:
-            reply = self.call("Page.createIsolatedWorld", {"frameId": self.frame_id, "worldName": name,
-                                                           "grantUniveralAccess": False})
-            probe = self._probe = (self.loader, reply["executionContextId"])
-        return probe[1]
+        return self._probe_for(self.loader, name)
 
     def frame_world(self, frame_id, name):
         """Execution context of Browser Pilot's isolated world in a subframe rendered by this

@@ -3,6 +3,36 @@
 import click
 
 from cli import client, signals
+from cli.output import finish
+
+
+def given(args, **fields):
+    """`args` with each field the person gave: a flag that is on, an option with a value. What is
+    left out (off, None, empty, 0) is the broker's default, so it is not sent."""
+    args.update((field, value) for field, value in fields.items() if value)
+    return args
+
+
+def regular_file(path, field, what):
+    """lstat of a file the person names for Browser Pilot to read: it exists, is a regular file
+    and not a symbolic link. `what` says which file in the errors ("The file to upload"), which
+    never name the path."""
+    import os
+    import stat
+
+    from bp.errors import invalid_argument
+
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        raise invalid_argument(field, f"{what} does not exist.", reason="not_found") from None
+    except OSError:
+        raise invalid_argument(field, f"{what} cannot be read.", reason="not_readable") from None
+    if stat.S_ISLNK(info.st_mode):
+        raise invalid_argument(field, f"{what} is a symbolic link; give the file itself.", reason="symlink")
+    if not stat.S_ISREG(info.st_mode):
+        raise invalid_argument(field, f"{what} is not a regular file.", reason="not_regular_file")
+    return info
 
 
 def call_long(op, args, awaited=None):
@@ -15,6 +45,11 @@ def call_long(op, args, awaited=None):
 
         progress.expect(awaited, settings.timeout_ms)
     return client.call(settings, op, args)
+
+
+def send(op, args, render=None):
+    """The current command's one broker call (SIGINT/SIGTERM cancel it), its answer printed."""
+    finish(call_long(op, args), render)
 
 
 class ListingGroup(click.Group):

@@ -6,8 +6,8 @@ Broker side: broker/actions/handlers.py (same operation names, from bp.protocol)
 import click
 
 from bp import protocol
-from cli import client, render, signals
-from cli.output import finish
+from cli import render
+from cli.commands import given, send
 
 
 def _xy(ctx, param, value):
@@ -51,9 +51,7 @@ def click_ref(ref, xy, double, right, limit):
         args["button"] = "right"
     if double:
         args["clickCount"] = 2
-    signals.install()
-    finish(client.call(click.get_current_context().obj, protocol.OP_CLICK, args),
-           render.observation)
+    send(protocol.OP_CLICK, args, render.observation)
 
 
 MAX_STDIN_TEXT = 100_000
@@ -89,14 +87,8 @@ def type_text(ref, text, clear, submit, limit):
     Example:  printf %s "$PASSWORD" | bp type 4 - --submit
     """
     text = text_argument(text)
-    args = {"ref": ref, "text": text, "limit": limit}
-    if clear:
-        args["clear"] = True
-    if submit:
-        args["submit"] = True
-    signals.install()
-    finish(client.call(click.get_current_context().obj, protocol.OP_TYPE, args),
-           render.observation)
+    args = given({"ref": ref, "text": text, "limit": limit}, clear=clear, submit=submit)
+    send(protocol.OP_TYPE, args, render.observation)
 
 
 @click.command()
@@ -112,5 +104,4 @@ def hover(ref, limit):
     \b
     Example:  bp hover 7
     """
-    signals.install()
-    finish(client.call(click.get_current_context().obj, protocol.OP_HOVER, {"ref": ref, "limit": limit}), render.observation)
+    send(protocol.OP_HOVER, {"ref": ref, "limit": limit}, render.observation)

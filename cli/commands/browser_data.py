@@ -10,7 +10,7 @@ import click
 
 from bp import protocol
 from bp.errors import invalid_argument
-from cli.commands import ListingGroup, call_long
+from cli.commands import ListingGroup, call_long, given
 from cli.output import escape, finish
 
 MAX_PASSWORD = 4096
@@ -58,24 +58,12 @@ def cookies():
 @click.option("--values", is_flag=True, help="Include the cookie values (sensitive).")
 def list_cookies(domain, url, values):
     """List cookies."""
-    args = {}
-    if domain:
-        args["domain"] = domain
-    if url:
-        args["url"] = url
-    if values:
-        args["values"] = True
+    args = given({}, domain=domain, url=url, values=values)
     finish(call_long(protocol.OP_COOKIES, args), _render_cookies)
 
 
 def _scope(args, url, domain, path):
-    if url:
-        args["url"] = url
-    if domain:
-        args["domain"] = domain
-    if path:
-        args["path"] = path
-    return args
+    return given(args, url=url, domain=domain, path=path)
 
 
 @cookies.command("set")
@@ -100,13 +88,8 @@ def set_cookie(pair, url, domain, path, secure, http_only, same_site, expires):
         raise invalid_argument("name", "Give NAME=VALUE.")
     if value == "-":
         value = secret_from_stdin("value", MAX_COOKIE_VALUE)
-    args = _scope({"name": name, "value": value}, url, domain, path)
-    if secure:
-        args["secure"] = True
-    if http_only:
-        args["httpOnly"] = True
-    if same_site:
-        args["sameSite"] = same_site
+    args = given(_scope({"name": name, "value": value}, url, domain, path),
+                 secure=secure, httpOnly=http_only, sameSite=same_site)
     if expires is not None:
         args["expires"] = expires
     finish(call_long(protocol.OP_COOKIE_SET, args), lambda r: f"cookie {escape(r['cookie']['name'])} set")
@@ -164,9 +147,7 @@ def auth(username, password, origin, clear_):
         password = secret_from_stdin("password", MAX_PASSWORD)
     if len(password) > MAX_PASSWORD:
         raise invalid_argument("password", f"At most {MAX_PASSWORD} characters.")
-    args = {"username": username, "password": password}
-    if origin:
-        args["origin"] = origin
+    args = given({"username": username, "password": password}, origin=origin)
     finish(call_long(protocol.OP_AUTH_SET, args), lambda r: "credentials set")
 
 
@@ -182,9 +163,7 @@ def console(limit, level):
     \b
     Example:  bp console --level warning
     """
-    args = {"limit": limit}
-    if level:
-        args["level"] = level
+    args = given({"limit": limit}, level=level)
     finish(call_long(protocol.OP_CONSOLE, args), lambda r: "\n".join(
         f"[{m['level']}] {escape(m['text'])}" for m in r["messages"]) or "(no messages)")
 

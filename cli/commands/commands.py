@@ -8,6 +8,7 @@ import click
 
 from bp import protocol
 from cli import client
+from cli.commands import given
 from cli.output import escape, finish
 
 STATUSES = ("accepted", "dispatched", "completed", "unknown_outcome", "cancelled", "expired")
@@ -62,9 +63,7 @@ def list_commands(limit, status):
     \b
     Example:  bp commands --status dispatched,unknown_outcome
     """
-    args = {"limit": limit}
-    if status:
-        args["status"] = status
+    args = given({"limit": limit}, status=status)
     finish(client.call(click.get_current_context().obj, protocol.OP_COMMANDS, args), _render_list)
 
 

@@ -6,8 +6,8 @@ Broker side: broker/waits/handlers.py and broker/waits/dialogs.py (same operatio
 import click
 
 from bp import protocol
-from cli import client, signals
-from cli.output import escape, finish
+from cli.commands import send
+from cli.output import escape
 
 MAX_PROMPT = 100_000
 
@@ -36,8 +36,7 @@ def dialogs():
     \b
     Example:  bp dialogs
     """
-    signals.install()
-    finish(client.call(click.get_current_context().obj, protocol.OP_DIALOGS, {}), _render_list)
+    send(protocol.OP_DIALOGS, {}, _render_list)
 
 
 @click.command()
@@ -71,6 +70,5 @@ def dialog(dialog_id, accept, dismiss, prompt_text):
         if len(prompt_text) > MAX_PROMPT:
             raise click.BadParameter(f"at most {MAX_PROMPT} characters", param_hint="--prompt")
         args["promptText"] = prompt_text
-    signals.install()
-    finish(client.call(click.get_current_context().obj, protocol.OP_DIALOG, args),
-           lambda r: f"{r['dialogId']}: {'accepted' if r['action'] == 'accept' else 'dismissed'}")
+    send(protocol.OP_DIALOG, args,
+         lambda r: f"{r['dialogId']}: {'accepted' if r['action'] == 'accept' else 'dismissed'}")

@@ -16,20 +16,14 @@ import click
 
 from bp import protocol
 from bp.errors import BPError, remediation
+from cli.commands import given
 from cli.output import escape, finish
 
 CHROME_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
 
 
 def _problem(problems, area, message, *, code=None, fix=None, path=None):
-    entry = {"area": area, "message": message}
-    if code:
-        entry["code"] = code
-    if path:
-        entry["path"] = path
-    if fix:
-        entry["remediation"] = fix
-    problems.append(entry)
+    problems.append(given({"area": area, "message": message}, code=code, path=path, remediation=fix))
 
 
 def _from_error(problems, area, exc):

@@ -8,14 +8,13 @@ metadata, never bytes.
 
 import os
 import re
-import stat
 
 import click
 
 from bp import outputs, protocol
 from bp.errors import BPError, invalid_argument
 from cli import client, render
-from cli.commands import call_long
+from cli.commands import call_long, given, regular_file
 from cli.output import escape, finish
 
 REFS_RE = re.compile(r"^[0-9]{1,5}(,[0-9]{1,5})*$")
@@ -65,9 +64,7 @@ def screenshot(file, full, selector, annotate):
                                    ("--annotate", annotate is not None)) if on]
     if len(modes) > 1:
         raise click.UsageError(f"{modes[0]} and {modes[1]} cannot be combined (--annotate is viewport only).")
-    args = outputs.request_args(file)
-    if full:
-        args["full"] = True
+    args = given(outputs.request_args(file), full=full)
     if selector is not None:
         args["selector"] = selector
     if annotate is not None:
@@ -87,9 +84,7 @@ def pdf(file, landscape):
     \b
     Example:  bp pdf report.pdf --landscape
     """
-    args = outputs.request_args(file)
-    if landscape:
-        args["landscape"] = True
+    args = given(outputs.request_args(file), landscape=landscape)
     finish(call_long(protocol.OP_PDF, args, awaited="the PDF of the page"), file_result)
 
 
@@ -148,16 +143,7 @@ def _upload_source(path):
         absolute = os.path.abspath(path)
     except OSError:
         raise invalid_argument("filepath", "The current directory is not available; give an absolute path.") from None
-    try:
-        st = os.lstat(absolute)
-    except FileNotFoundError:
-        raise invalid_argument("filepath", "The file to upload does not exist.", reason="not_found") from None
-    except OSError:
-        raise invalid_argument("filepath", "The file to upload cannot be read.", reason="not_readable") from None
-    if stat.S_ISLNK(st.st_mode):
-        raise invalid_argument("filepath", "The file to upload is a symbolic link; give the file itself.", reason="symlink")
-    if not stat.S_ISREG(st.st_mode):
-        raise invalid_argument("filepath", "The file to upload is not a regular file.", reason="not_regular_file")
+    st = regular_file(absolute, "filepath", "The file to upload")
     if st.st_size > UPLOAD_MAX_BYTES:
         raise invalid_argument("filepath", f"The file to upload is larger than {UPLOAD_MAX_BYTES} bytes.",
                                reason="too_large", maxBytes=UPLOAD_MAX_BYTES)

@@ -6,9 +6,9 @@ Broker side: broker/actions/handlers.py, logic in broker/actions/keyboard.py.
 import click
 
 from bp import keys, protocol
-from cli import client, render, signals
+from cli import render
+from cli.commands import given, send
 from cli.commands.actions import text_argument
-from cli.output import finish
 
 
 @click.command()
@@ -29,18 +29,9 @@ def keyboard(text, clear, submit, delay, click_css, limit):
     \b
     Example:  bp keyboard "hello" --click "#editor" --delay 20
     """
-    args = {"text": text_argument(text), "limit": limit}
-    if clear:
-        args["clear"] = True
-    if submit:
-        args["submit"] = True
-    if delay:
-        args["delay"] = delay
-    if click_css:
-        args["click"] = click_css
-    signals.install()
-    finish(client.call(click.get_current_context().obj, protocol.OP_KEYBOARD, args),
-           render.observation)
+    args = given({"text": text_argument(text), "limit": limit},
+                 clear=clear, submit=submit, delay=delay, click=click_css)
+    send(protocol.OP_KEYBOARD, args, render.observation)
 
 
 def _combo(ctx, param, value):
@@ -65,5 +56,4 @@ def press(key, limit):
     Example:  bp press Enter
     Example:  bp press Control+a
     """
-    signals.install()
-    finish(client.call(click.get_current_context().obj, protocol.OP_PRESS, {"key": key, "limit": limit}), render.observation)
+    send(protocol.OP_PRESS, {"key": key, "limit": limit}, render.observation)

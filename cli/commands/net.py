@@ -6,15 +6,13 @@ bp.protocol). `bp net` with no subcommand (or only options) lists the journal.
 """
 
 import base64
-import os
 import re
-import stat
 
 import click
 
 from bp import outputs, protocol
 from bp.errors import invalid_argument
-from cli.commands import ListingGroup, call_long
+from cli.commands import ListingGroup, call_long, given, regular_file
 from cli.output import escape, finish
 
 MOCK_FILE_MAX = 1024 * 1024
@@ -103,9 +101,7 @@ def show(request_id, reveal, save):
     Example:  bp net show req-12
     Example:  bp net show req-12 --save body.json
     """
-    args = {"id": request_id}
-    if reveal:
-        args["reveal"] = True
+    args = given({"id": request_id}, reveal=reveal)
     if save is not None:
         args.update(outputs.request_args(save))
         args["save"] = True
@@ -132,14 +128,7 @@ def block(pattern):
 
 
 def _read_mock_file(path):
-    try:
-        info = os.lstat(path)
-    except OSError:
-        raise invalid_argument("file", "The file does not exist.", reason="not_found") from None
-    if stat.S_ISLNK(info.st_mode):
-        raise invalid_argument("file", "The file is a symbolic link.", reason="symlink")
-    if not stat.S_ISREG(info.st_mode):
-        raise invalid_argument("file", "Not a regular file.", reason="not_regular_file")
+    regular_file(path, "file", "The mock body file")
     with open(path, "rb") as fh:
         data = fh.read(MOCK_FILE_MAX + 1)
     if len(data) > MOCK_FILE_MAX:
@@ -166,9 +155,7 @@ def mock(pattern, body, file_path, status, content_type):
         args["body"] = body
     else:
         args["bodyBase64"] = base64.b64encode(_read_mock_file(file_path)).decode("ascii")
-    if content_type:
-        args["contentType"] = content_type
-    finish(call_long(protocol.OP_NET_RULE_ADD, args), _render_rule)
+    finish(call_long(protocol.OP_NET_RULE_ADD, given(args, contentType=content_type)), _render_rule)
 
 
 @net.command("headers")
@@ -240,14 +227,10 @@ def export(file, url, after, reveal, bodies):
     Example:  bp net export session.har
     Example:  bp net export api.har --url '*/api/*' --bodies
     """
-    args = outputs.request_args(file)
+    args = given(outputs.request_args(file), reveal=reveal, bodies=bodies)
     for name, value in (("url", url), ("after", after)):
         if value is not None:
             args[name] = value
-    if reveal:
-        args["reveal"] = True
-    if bodies:
-        args["bodies"] = True
     from cli.commands.files import file_result
 
     finish(call_long(protocol.OP_NET_EXPORT, args),

@@ -7,6 +7,7 @@ import click
 
 from bp import protocol
 from cli import client, render, signals
+from cli.commands import given
 from cli.output import finish
 
 
@@ -39,9 +40,7 @@ def snapshot(limit, diff, grep, role):
         raise click.UsageError("give --diff or --grep/--role, not both")
     if grep is not None and not grep.strip():
         raise click.BadParameter("the text is empty", param_hint="'--grep'")
-    args = {"limit": limit}
-    if diff:
-        args["diff"] = True
+    args = given({"limit": limit}, diff=diff)
     if grep is not None:
         args["grep"] = grep
     if role is not None:

@@ -10,17 +10,12 @@ import re
 import click
 
 from bp import protocol
-from cli import client, signals
-from cli.output import escape, finish
+from cli.commands import given, send
+from cli.output import escape
 
 MAX_EXPRESSION = 100_000
 ATTRIBUTE_NAME = re.compile(r"^[A-Za-z_:][-A-Za-z0-9_:.]{0,127}$")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-
-
-def _call(op, args, render):
-    signals.install()
-    finish(client.call(click.get_current_context().obj, op, args), render)
 
 
 def _header(r):
@@ -115,7 +110,7 @@ def read(selector, limit, anchor):
         args["selector"] = selector
     if anchor:
         args["anchor"] = anchor.lstrip("#") or anchor
-    _call(protocol.OP_READ, args, _render_read)
+    send(protocol.OP_READ, args, _render_read)
 
 
 @click.command()
@@ -133,14 +128,10 @@ def search(query, selector, case_sensitive, whole_word, limit):
     \b
     Example:  bp search "free shipping" --whole-word
     """
-    args = {"query": query, "limit": limit}
+    args = given({"query": query, "limit": limit}, caseSensitive=case_sensitive, wholeWord=whole_word)
     if selector is not None:
         args["selector"] = selector
-    if case_sensitive:
-        args["caseSensitive"] = True
-    if whole_word:
-        args["wholeWord"] = True
-    _call(protocol.OP_SEARCH, args, _render_search)
+    send(protocol.OP_SEARCH, args, _render_search)
 
 
 def _attributes(ctx, param, value):
@@ -173,12 +164,8 @@ def find(selector, limit, attributes, no_shadow):
     \b
     Example:  bp find "a.result" --attributes href,title --limit 50
     """
-    args = {"selector": selector, "limit": limit}
-    if attributes:
-        args["attributes"] = attributes
-    if no_shadow:
-        args["noShadow"] = True
-    _call(protocol.OP_FIND, args, _render_find)
+    args = given({"selector": selector, "limit": limit}, attributes=attributes, noShadow=no_shadow)
+    send(protocol.OP_FIND, args, _render_find)
 
 
 @click.command()
@@ -190,7 +177,7 @@ def locate(selector):
     \b
     Example:  bp locate "canvas#map"
     """
-    _call(protocol.OP_LOCATE, {"selector": selector}, _render_locate)
+    send(protocol.OP_LOCATE, {"selector": selector}, _render_locate)
 
 
 @click.command()
@@ -206,7 +193,7 @@ def frame(index):
     Example:  bp frame        # list
     Example:  bp frame 1      # work inside the first iframe
     """
-    _call(protocol.OP_FRAME, {} if index is None else {"index": index}, _render_frames)
+    send(protocol.OP_FRAME, {} if index is None else {"index": index}, _render_frames)
 
 
 @click.command(name="eval")
@@ -235,4 +222,4 @@ def eval_js(expression):
         raise click.BadParameter(f"at most {MAX_EXPRESSION} characters", param=param)
     if not expression.strip():
         raise click.BadParameter("the expression is empty", param=param)
-    _call(protocol.OP_EVAL, {"expression": expression}, _render_eval)
+    send(protocol.OP_EVAL, {"expression": expression}, _render_eval)

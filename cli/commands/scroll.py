@@ -6,8 +6,8 @@ Broker side: broker/forms/handlers.py and broker/forms/scroll.py (same operation
 import click
 
 from bp import protocol
-from cli import client, render, signals
-from cli.output import finish
+from cli import render
+from cli.commands import send
 
 
 @click.command()
@@ -64,6 +64,4 @@ def scroll(direction, amount, unit, ref, selector, to, to_text, exact, limit):
         args["ref"] = ref
     if selector is not None:
         args["selector"] = selector
-    signals.install()
-    finish(client.call(click.get_current_context().obj, protocol.OP_SCROLL, args),
-           render.observation)
+    send(protocol.OP_SCROLL, args, render.observation)

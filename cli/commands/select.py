@@ -6,8 +6,9 @@ Broker side: broker/forms/handlers.py and broker/forms/select.py (same operation
 import click
 
 from bp import protocol
-from cli import client, render, signals
-from cli.output import escape, finish
+from cli import render
+from cli.commands import given, send
+from cli.output import escape
 
 MAX_SELECTOR = 4096
 
@@ -56,8 +57,7 @@ def dropdown(target):
     Example:  bp dropdown 4
     Example:  bp dropdown "select[name=country]"
     """
-    signals.install()
-    finish(client.call(click.get_current_context().obj, protocol.OP_DROPDOWN, _target(target)), _options)
+    send(protocol.OP_DROPDOWN, _target(target), _options)
 
 
 @click.command()
@@ -81,9 +81,5 @@ def select(target, option, by, contains, limit):
     """
     if len(option) > MAX_SELECTOR:
         raise click.BadParameter(f"at most {MAX_SELECTOR} characters", param_hint="OPTION")
-    args = {**_target(target), "option": option, "by": by, "limit": limit}
-    if contains:
-        args["contains"] = True
-    signals.install()
-    finish(client.call(click.get_current_context().obj, protocol.OP_SELECT, args),
-           render.observation)
+    args = given({**_target(target), "option": option, "by": by, "limit": limit}, contains=contains)
+    send(protocol.OP_SELECT, args, render.observation)

@@ -6,13 +6,9 @@ Broker side: broker/tabs/handlers.py (same operation names, from bp.protocol).
 import click
 
 from bp import protocol
-from cli import client, render, signals
-from cli.output import escape, finish
-
-
-def _call(op, args, render):
-    signals.install()
-    finish(client.call(click.get_current_context().obj, op, args), render)
+from cli import render
+from cli.commands import given, send
+from cli.output import escape
 
 
 def _render_tabs(r):
@@ -35,7 +31,7 @@ def tabs():
     \b
     Example:  bp tabs
     """
-    _call(protocol.OP_TABS, {}, _render_tabs)
+    send(protocol.OP_TABS, {}, _render_tabs)
 
 
 @click.command()
@@ -60,7 +56,7 @@ def tab(target, release_target):
         if release_target is not None:
             raise click.UsageError("Got unexpected extra argument (" + release_target + ")")
         args = _selector(target, "index")
-    _call(protocol.OP_TAB, args, lambda r: (f"released tab {r.get('index')}" if r.get("released")
+    send(protocol.OP_TAB, args, lambda r: (f"released tab {r.get('index')}" if r.get("released")
                                             else f"* {r['index']}  {escape(r['url'])}  {escape(r['title'])}"))
 
 
@@ -91,12 +87,10 @@ def open_url(url, new, profile, limit):
     """
     from bp import urls
 
-    args = {"url": urls.normalize(url), "limit": limit}
-    if new:
-        args["new"] = True
+    args = given({"url": urls.normalize(url), "limit": limit}, new=new)
     if profile is not None:
         args["profile"] = profile
-    _call(protocol.OP_OPEN, args, render.observation)
+    send(protocol.OP_OPEN, args, render.observation)
 
 
 @click.command()
@@ -109,7 +103,7 @@ def close(close_all):
     \b
     Example:  bp close --all
     """
-    _call(protocol.OP_CLOSE, {"all": True} if close_all else {},
+    send(protocol.OP_CLOSE, {"all": True} if close_all else {},
           lambda r: f"closed {r['closed']}, {r['remaining']} tab(s) remain")
 
 
@@ -135,12 +129,7 @@ def profiles(identify, refresh):
     Example:  bp profiles
     Example:  bp profiles --identify
     """
-    args = {}
-    if identify:
-        args["identify"] = True
-    if refresh:
-        args["refresh"] = True
-    _call(protocol.OP_PROFILES, args, _render_profiles)
+    send(protocol.OP_PROFILES, given({}, identify=identify, refresh=refresh), _render_profiles)
 
 
 @click.command()
@@ -151,5 +140,5 @@ def profile(selector):
     \b
     Example:  bp profile 2
     """
-    _call(protocol.OP_PROFILE, {"selector": selector},
+    send(protocol.OP_PROFILE, {"selector": selector},
           lambda r: f"selected {escape(r.get('displayName') or r['label'])} ({r['profileContextId']})")
