@@ -1,5 +1,6 @@
 """Test helpers: run the real `bp`, start real Chromium, talk CDP from the test's side."""
 
+import contextlib
 import json
 import glob
 import os
@@ -204,6 +205,16 @@ class Chromium:
 
 def short_tmpdir(prefix="bpt-"):
     return tempfile.mkdtemp(prefix=prefix, dir="/tmp")
+
+
+@contextlib.contextmanager
+def scratch_dir(prefix="bpt-"):
+    """A fresh short_tmpdir (a socket path in it fits), removed with all it holds afterwards."""
+    path = short_tmpdir(prefix)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def listening_socket():
