@@ -62,17 +62,10 @@ def test_broker_stops_only_for_a_named_identity(home, connected):
                                cwd="/", capture_output=True, text=True, check=True)
     request, payload = protocol.encode_request(protocol.OP_DISCONNECT, "browser-pilot-cli", {"expectBroker": None},
                                                timeout_ms=10000, installation=json.loads(installed.stdout))
-    ctx = zmq.Context()
-    sock = ctx.socket(zmq.REQ)
-    sock.setsockopt(zmq.LINGER, 0)
-    sock.connect("ipc://" + paths.socket_path(home))
-    try:
+    with helpers.broker_socket(home, path=paths.socket_path(home)) as sock:
         sock.send(payload)
         assert sock.poll(10000)
         reply = json.loads(sock.recv())
-    finally:
-        sock.close(0)
-        ctx.destroy(0)
     assert reply["ok"] is True and reply["brokerStopped"] is False, reply
     assert reply["reason"] == "broker_identity_unknown", reply
     assert bp(home, "status", env=connected).json["service"]["state"] == "running"
