@@ -1,5 +1,6 @@
 """Test helpers: run the real `bp`, start real Chromium, talk CDP from the test's side."""
 
+import contextlib
 import json
 import glob
 import os
@@ -13,6 +14,7 @@ import time
 import urllib.request
 
 import psutil
+import zmq
 
 BIN_DIR = os.path.dirname(sys.executable)
 BP = os.path.join(BIN_DIR, "bp")
@@ -84,6 +86,21 @@ def bp_popen(home, *args, **extra):
 def locator(home):
     with open(os.path.join(home, "broker-locator.json")) as fh:
         return json.load(fh)
+
+
+@contextlib.contextmanager
+def broker_socket(home, kind=zmq.REQ, path=None):
+    """A raw zmq socket connected to the broker's ROUTER, at the locator's endpoint (or at `path`
+    where the locator is not to be read), closed with its context afterwards."""
+    ctx = zmq.Context()
+    sock = ctx.socket(kind)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.connect("ipc://" + (path or locator(home)["endpoint"]))
+    try:
+        yield sock
+    finally:
+        sock.close(linger=0)
+        ctx.destroy(linger=0)
 
 
 def broker_pid(home):
@@ -204,6 +221,16 @@ class Chromium:
 
 def short_tmpdir(prefix="bpt-"):
     return tempfile.mkdtemp(prefix=prefix, dir="/tmp")
+
+
+@contextlib.contextmanager
+def scratch_dir(prefix="bpt-"):
+    """A fresh short_tmpdir (a socket path in it fits), removed with all it holds afterwards."""
+    path = short_tmpdir(prefix)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def listening_socket():

@@ -5,21 +5,18 @@ Agents share a browser). Medians of interleaved runs; not a test.
     .venv/bin/python -m tests.bench.bench_actions [--runs 20]
 """
 
-import argparse
 import statistics
 import urllib.request
 
 from tests import helpers
 from tests.bench.bench_startup import median_table, timed
-from tests.bench.rig import Rig, bp_json
+from tests.bench.rig import Rig, arguments, bp_json
 
 PAGE = "".join(f"<button>Item {i}</button>" for i in range(49)) + "<input aria-label=Field>"
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--runs", type=int, default=20)
-    args = parser.parse_args()
+    args = arguments(20)
     with Rig() as rig:
         chromium, pages = rig.chromium, rig.pages
         _, env = rig.home()

@@ -4,7 +4,6 @@ on the same 50-element page. Medians of interleaved runs; not a test.
     .venv/bin/python -m tests.bench.bench_batch [--runs 10]
 """
 
-import argparse
 import json
 import os
 import statistics
@@ -13,16 +12,14 @@ import time
 
 from tests import helpers
 from tests.bench.bench_startup import median_table, timed
-from tests.bench.rig import Rig, bp_json
+from tests.bench.rig import Rig, arguments, bp_json
 
 PAGE = "".join(f"<button>Item {i}</button>" for i in range(45)) + "".join(
     f"<input aria-label=Field{i}>" for i in range(5))
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--runs", type=int, default=10)
-    args = parser.parse_args()
+    args = arguments(10)
     with Rig() as rig:
         home, env = rig.home()
         pages = rig.pages

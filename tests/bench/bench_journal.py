@@ -15,14 +15,13 @@ test.
     .venv/bin/python -m tests.bench.bench_journal [--runs 15] [--compare /work/main/.venv/bin/bp]
 """
 
-import argparse
 import json
 import subprocess
 import time
 
 from tests import helpers
 from tests.bench.bench_startup import median_table
-from tests.bench.rig import Rig
+from tests.bench.rig import Rig, arguments
 
 FETCHES = 300
 PAGE = f"""
@@ -59,10 +58,7 @@ def service_cpu_ms(home):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--runs", type=int, default=15)
-    parser.add_argument("--compare", help="another tree's bp (its journal starts with the first `bp net`)")
-    args = parser.parse_args()
+    args = arguments(15, compare={"help": "another tree's bp (its journal starts with the first `bp net`)"})
     variants = {"this tree: journaled from hold": (helpers.BP, False)}
     if args.compare:
         variants["compared tree: no `bp net` (not journaled)"] = (args.compare, False)

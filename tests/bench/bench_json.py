@@ -6,13 +6,13 @@ Prints medians of interleaved runs and whether the bytes are identical. Not a te
     .venv/bin/python -m tests.bench.bench_json [--runs 30]
 """
 
-import argparse
 import json
 import sys
 import time
 
 from bp import fastjson
 from tests.bench.bench_startup import median_table, timed
+from tests.bench.rig import arguments
 from tests.unit.test_fastjson import observation
 
 PY = sys.executable
@@ -63,9 +63,7 @@ def codecs(runs):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--runs", type=int, default=30)
-    args = parser.parse_args()
+    args = arguments(30)
     imports(args.runs)
     codecs(args.runs)
 

@@ -7,7 +7,6 @@ observation sizes over tests/corpus.py, then medians of interleaved runs of `bp 
     .venv/bin/python -m tests.bench.bench_observe [--runs 20]
 """
 
-import argparse
 import json
 import os
 import signal
@@ -17,7 +16,7 @@ import subprocess
 from tests import helpers
 from tests.bench.bench_startup import median_table, timed
 from tests.corpus import CASES
-from tests.bench.rig import Rig
+from tests.bench.rig import Rig, arguments
 
 
 def bp_json(env, *args):
@@ -118,9 +117,7 @@ def timings(env, pages, runs):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--runs", type=int, default=20)
-    args = parser.parse_args()
+    args = arguments(20)
     with Rig() as rig:
         home, env = rig.home()
         chromium, pages = rig.chromium, rig.pages

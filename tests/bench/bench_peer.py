@@ -11,7 +11,6 @@ table of issue #19. Not a test:
 If agent-browser cannot be installed or run, it says why and still prints Browser Pilot's figures.
 """
 
-import argparse
 import json
 import os
 import platform
@@ -25,7 +24,7 @@ import time
 import urllib.request
 
 from tests import helpers
-from tests.bench.rig import Rig
+from tests.bench.rig import Rig, arguments
 
 PY = sys.executable
 FORM = ("<form>" + "".join(f"<label>Field {i} <input name=f{i}></label>" for i in range(25))
@@ -99,10 +98,7 @@ def bp_ref(env, name, *args):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--runs", type=int, default=20)
-    parser.add_argument("--agent-browser-version", default="0.41.2")
-    args = parser.parse_args()
+    args = arguments(20, agent_browser_version={"default": "0.41.2"})
     chromium_path = helpers.chromium_path()
     with Rig("peer") as rig:
         chromium, pages = rig.chromium, rig.pages

@@ -6,23 +6,20 @@ Chromium; medians of interleaved runs; not a test.
     .venv/bin/python -m tests.bench.bench_policy [--runs 20]
 """
 
-import argparse
 import json
 import statistics
 import subprocess
 
 from tests import helpers
 from tests.bench.bench_startup import median_table, timed
-from tests.bench.rig import Rig
+from tests.bench.rig import Rig, arguments
 
 PAGE = "".join(f"<p>Item {i}</p><img src='/json?pad={i}' width=1 height=1>" for i in range(10))
 BOUNDS = {"version": 1, "origins": {"allow": ["http://127.0.0.1:*"]}}
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--runs", type=int, default=20)
-    args = parser.parse_args()
+    args = arguments(20)
     with Rig() as rig:
         pages = rig.pages
         policies = {"bounds off": None, "bounds on (documents)": BOUNDS,

@@ -6,7 +6,6 @@ Not a test: run it with the venv's own interpreter,
     .venv/bin/python -m tests.bench.bench_startup [--runs 30]
 """
 
-import argparse
 import os
 import shutil
 import signal
@@ -16,6 +15,7 @@ import sys
 import time
 
 from tests import helpers
+from tests.bench.rig import arguments
 
 PY = sys.executable
 
@@ -116,9 +116,7 @@ def bench_memory(home, env, keys=10, tabs_per_key=5):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--runs", type=int, default=30)
-    args = parser.parse_args()
+    args = arguments(30)
     chromium = helpers.Chromium(helpers.short_tmpdir("bpc-bench-"))
     home = helpers.short_tmpdir("bph-bench-")
     env = helpers.bp_env(home, BROWSER_PILOT_BROWSER_DATA_DIRS=chromium.root)

@@ -1,11 +1,13 @@
 """What every benchmark stands on: a private headless Chromium, a page server on 127.0.0.1 and
 Browser Pilot homes, all cleaned up however the run ends.
 
+    args = arguments(runs=20)          # --runs (and any option a benchmark adds)
     with Rig("bench") as rig:
         home, env = rig.home()          # a private BROWSER_PILOT_HOME, connected
         bp_json(env, "open", rig.pages.page("<p>hi</p>"))
 """
 
+import argparse
 import json
 import os
 import shutil
@@ -13,6 +15,16 @@ import subprocess
 
 from tests import helpers
 from tests.pages import PageServer
+
+
+def arguments(runs, **options):
+    """A benchmark's command line: `--runs` (how many interleaved runs, `runs` by default) and one
+    option a keyword (agent_browser_version={"default": "x"} is --agent-browser-version)."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=runs)
+    for name, settings in options.items():
+        parser.add_argument("--" + name.replace("_", "-"), **settings)
+    return parser.parse_args()
 
 
 def bp_json(env, *args):

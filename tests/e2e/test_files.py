@@ -35,9 +35,8 @@ def artifact_entries(home):
 
 @pytest.fixture
 def outdir():
-    path = helpers.short_tmpdir("bpo-")
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
+    with helpers.scratch_dir("bpo-") as path:
+        yield path
 
 
 @pytest.fixture

@@ -15,12 +15,27 @@ def refs(observation):
     return {(e["role"], e["name"]): e["ref"] for e in observation["elements"]}
 
 
+def assert_stale(home, env, ref, reason):
+    """A click on `ref` is refused as stale_ref for this reason."""
+    stale = bp(home, "click", str(ref), env=env)
+    assert (stale.code, stale.json["context"]["reason"]) == ("stale_ref", reason), stale
+
+
 FORM = """
 <button id=a onclick="document.title='alpha'">Alpha</button>
 <button id=b onclick="document.title='bravo'">Bravo</button>
 <input id=email aria-label=Email>
 <button id=z onclick="document.title='zulu'">Zulu</button>
 """
+
+
+def bravo_then_snapshot(home, env, pages, expression):
+    """On a fresh FORM page: the first observation, Bravo's ref in it, and a snapshot taken after
+    running `expression`."""
+    before = ok(home, env, "open", pages.page(FORM))
+    bravo = ref_of(before, "button", "Bravo")
+    run(home, env, expression)
+    return before, bravo, ok(home, env, "snapshot")
 
 
 def test_an_element_keeps_its_number_when_another_is_inserted_before_it(home, connected, pages):
@@ -85,34 +100,27 @@ def test_a_diff_keeps_the_numbers_and_reports_changes_under_them(home, connected
 
 
 def test_a_removed_elements_number_is_never_given_again_and_fails_as_detached(home, connected, pages):
-    before = ok(home, connected, "open", pages.page(FORM))
-    bravo = ref_of(before, "button", "Bravo")
-    run(home, connected, "document.getElementById('b').remove();"
-                         "document.body.insertAdjacentHTML('beforeend', '<button>Bravo</button>')")
-    after = ok(home, connected, "snapshot")
+    before, bravo, after = bravo_then_snapshot(
+        home, connected, pages, "document.getElementById('b').remove();"
+                                "document.body.insertAdjacentHTML('beforeend', '<button>Bravo</button>')")
     assert ref_of(after, "button", "Bravo") > max(e["ref"] for e in before["elements"])
     assert bravo not in [e["ref"] for e in after["elements"]]
-    stale = bp(home, "click", str(bravo), env=connected)
-    assert (stale.code, stale.json["context"]["reason"]) == ("stale_ref", "node_detached"), stale
+    assert_stale(home, connected, bravo, "node_detached")
 
 
 def test_a_clone_that_replaces_an_element_gets_a_new_number_and_the_old_one_fails(home, connected, pages):
-    before = ok(home, connected, "open", pages.page(FORM))
-    bravo = ref_of(before, "button", "Bravo")
-    run(home, connected, "const b = document.getElementById('b'); b.replaceWith(b.cloneNode(true))")
-    after = ok(home, connected, "snapshot")
+    before, bravo, after = bravo_then_snapshot(
+        home, connected, pages, "const b = document.getElementById('b'); b.replaceWith(b.cloneNode(true))")
     clone = ref_of(after, "button", "Bravo")
     assert clone != bravo and clone > max(e["ref"] for e in before["elements"])
-    stale = bp(home, "click", str(bravo), env=connected)
-    assert (stale.code, stale.json["context"]["reason"]) == ("stale_ref", "node_detached"), stale
+    assert_stale(home, connected, bravo, "node_detached")
 
 
 def test_a_renamed_element_keeps_its_number_and_an_older_observation_of_it_fails(home, connected, pages):
     before = ok(home, connected, "open", pages.page(FORM))
     alpha = ref_of(before, "button", "Alpha")
     run(home, connected, "document.getElementById('a').textContent = 'Forged'")
-    stale = bp(home, "click", str(alpha), env=connected)  # named Alpha when last observed
-    assert (stale.code, stale.json["context"]["reason"]) == ("stale_ref", "node_changed"), stale
+    assert_stale(home, connected, alpha, "node_changed")  # named Alpha when last observed
     assert ref_of(ok(home, connected, "snapshot"), "button", "Forged") == alpha
 
 
@@ -123,12 +131,10 @@ def test_a_new_document_numbers_from_one_and_fails_the_old_refs(home, connected,
     run(home, connected, f"location.href = {second!r}")
     assert helpers.wait_until(lambda: bp(home, "eval", "document.readyState + document.title",
                                          env=connected).stdout.count("completeSecond") == 1, timeout=20)
-    stale = bp(home, "click", str(zulu), env=connected)
-    assert (stale.code, stale.json["context"]["reason"]) == ("stale_ref", "navigation"), stale
+    assert_stale(home, connected, zulu, "navigation")
     after = ok(home, connected, "snapshot")
     assert [(e["ref"], e["name"]) for e in after["elements"]] == [(1, "Elsewhere"), (2, "Other")]
-    unknown = bp(home, "click", str(zulu), env=connected)
-    assert (unknown.code, unknown.json["context"]["reason"]) == ("stale_ref", "unknown_ref"), unknown
+    assert_stale(home, connected, zulu, "unknown_ref")
 
 
 def test_past_the_table_bound_the_oldest_unlisted_refs_expire(home, env_for, pages):
@@ -141,8 +147,7 @@ def test_past_the_table_bound_the_oldest_unlisted_refs_expire(home, env_for, pag
     small = ok(home, env, "snapshot", "--limit", "2")
     assert [(e["ref"], e["name"]) for e in small["elements"]] == [(5, "N0"), (6, "N1")]
     for ref in (1, 2):
-        gone = bp(home, "click", str(ref), env=env)
-        assert (gone.code, gone.json["context"]["reason"]) == ("stale_ref", "expired"), gone
+        assert_stale(home, env, ref, "expired")
     assert ok(home, env, "click", "3")["evidence"]["action"] == "click"  # still held
     assert [e["ref"] for e in ok(home, env, "snapshot")["elements"]] == [5, 6, 7, 8, 3, 4]
 

@@ -15,6 +15,14 @@ def waited(home, env, *args):
     return result
 
 
+def assert_one_element_matched(result, condition, key, tag_name, text):
+    """The wait ended on `condition`, with one matching element, described under matched[key]."""
+    assert result["condition"] == condition
+    assert result["matched"]["totalMatches"] == 1
+    assert result["matched"][key]["text"] == text
+    assert result["matched"][key]["tagName"] == tag_name
+
+
 def test_wait_url_after_a_delayed_navigation_is_a_case_insensitive_full_match(home, connected, pages):
     name = os.path.basename(home)
     target = pages.url(f"/page?title=Arrived-{name}")
@@ -41,10 +49,7 @@ def test_wait_text_appearing_after_a_timer_also_in_an_open_shadow_root(home, con
                          r.innerHTML = '<span>Shadow greeting</span>'; }, 600);
     </script>"""))
     result = waited(home, connected, "--text", "order confirmed")
-    assert result["condition"] == "text"
-    assert result["matched"]["totalMatches"] == 1
-    assert result["matched"]["match"]["text"] == "Order confirmed"
-    assert result["matched"]["match"]["tagName"] == "p"
+    assert_one_element_matched(result, "text", "match", "p", "Order confirmed")
     shadow = waited(home, connected, "--text", "shadow GREETING", "--interval", "100")
     assert shadow["matched"]["match"]["tagName"] == "span"
 
@@ -55,10 +60,7 @@ def test_wait_selector_appearing_after_a_timer(home, connected, pages):
                          d.textContent = 'Results'; document.body.append(d); }, 300);
     </script>"""))
     result = waited(home, connected, "--selector", "#late.result")
-    assert result["condition"] == "selector"
-    assert result["matched"]["totalMatches"] == 1
-    assert result["matched"]["element"]["tagName"] == "div"
-    assert result["matched"]["element"]["text"] == "Results"
+    assert_one_element_matched(result, "selector", "element", "div", "Results")
     bad = bp(home, "wait", "--selector", "div[", env=connected)
     assert bad.code == "invalid_argument" and bad.json["context"]["field"] == "selector", bad
 

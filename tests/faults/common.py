@@ -43,5 +43,16 @@ def assert_recovered(home, env, chromium, baseline, keys=("browser-pilot-cli",))
     assert helpers.wait_until(lambda: not leftover(chromium, baseline), timeout=10), leftover(chromium, baseline)
 
 
+def assert_tabs_closed(chromium, baseline, timeout=5):
+    """The crash boundary's work: every tab opened since the baseline closes."""
+    assert helpers.wait_until(lambda: not leftover(chromium, baseline), timeout=timeout), leftover(chromium, baseline)
+
+
+def reconnect_and_recover(home, env, chromium, baseline):
+    """After a broker's death: a fresh connect succeeds and leaves a recovered state."""
+    assert bp(home, "connect", env=env).rc == 0
+    assert_recovered(home, env, chromium, baseline)
+
+
 def send_group(pid, signum):
     os.killpg(os.getpgid(pid), signum)

@@ -14,16 +14,14 @@ import zmq
 
 from bp import errors, paths, protocol
 from tests import helpers
-from tests.faults.common import assert_recovered, leftover
+from tests.faults.common import assert_recovered, assert_tabs_closed
 from tests.helpers import bp
 
 pytestmark = pytest.mark.faults
 
 
-def test_deleted_owner_lock_locks_no_agent_out(home, chromium, env_for):
-    env = env_for(home)
-    baseline = set(chromium.pages())
-    assert bp(home, "connect", env=env).rc == 0
+def test_deleted_owner_lock_locks_no_agent_out(home, chromium, connected_baseline):
+    env, baseline = connected_baseline
     broker = helpers.broker_pid(home)
     os.unlink(os.path.join(home, "broker.lock"))
 
@@ -41,10 +39,8 @@ def test_deleted_owner_lock_locks_no_agent_out(home, chromium, env_for):
 
 
 @pytest.mark.parametrize("damage", ["deleted", "corrupt"])
-def test_disconnect_without_a_readable_locator_keeps_the_identity_check(home, chromium, env_for, damage):
-    env = env_for(home)
-    baseline = set(chromium.pages())
-    assert bp(home, "connect", env=env).rc == 0
+def test_disconnect_without_a_readable_locator_keeps_the_identity_check(home, chromium, connected_baseline, damage):
+    env, baseline = connected_baseline
     path = os.path.join(home, "broker-locator.json")
     if damage == "deleted":
         os.unlink(path)
@@ -55,7 +51,7 @@ def test_disconnect_without_a_readable_locator_keeps_the_identity_check(home, ch
     done = bp(home, "disconnect", env=env)
     assert done.rc == 0 and done.json["brokerStopped"] is True, done  # named by the broker's own answer
     assert helpers.wait_until(lambda: not helpers.brokers_for(home))
-    assert helpers.wait_until(lambda: not leftover(chromium, baseline), timeout=5)
+    assert_tabs_closed(chromium, baseline)
 
 
 def test_broker_stops_only_for_a_named_identity(home, connected):
@@ -66,17 +62,10 @@ def test_broker_stops_only_for_a_named_identity(home, connected):
                                cwd="/", capture_output=True, text=True, check=True)
     request, payload = protocol.encode_request(protocol.OP_DISCONNECT, "browser-pilot-cli", {"expectBroker": None},
                                                timeout_ms=10000, installation=json.loads(installed.stdout))
-    ctx = zmq.Context()
-    sock = ctx.socket(zmq.REQ)
-    sock.setsockopt(zmq.LINGER, 0)
-    sock.connect("ipc://" + paths.socket_path(home))
-    try:
+    with helpers.broker_socket(home, path=paths.socket_path(home)) as sock:
         sock.send(payload)
         assert sock.poll(10000)
         reply = json.loads(sock.recv())
-    finally:
-        sock.close(0)
-        ctx.destroy(0)
     assert reply["ok"] is True and reply["brokerStopped"] is False, reply
     assert reply["reason"] == "broker_identity_unknown", reply
     assert bp(home, "status", env=connected).json["service"]["state"] == "running"
@@ -182,10 +171,8 @@ def test_no_remediation_tells_an_agent_to_stop_or_kill_a_process():
         assert "kill" not in lowered and "stop that process" not in lowered, code
 
 
-def test_deleted_broker_socket_is_bound_again(home, chromium, env_for):
-    env = env_for(home)
-    baseline = set(chromium.pages())
-    assert bp(home, "connect", env=env).rc == 0
+def test_deleted_broker_socket_is_bound_again(home, chromium, connected_baseline):
+    env, baseline = connected_baseline
     os.unlink(paths.socket_path(home))
     assert helpers.wait_until(lambda: os.path.exists(paths.socket_path(home)), timeout=5)
     assert bp(home, "snapshot", env=env).rc == 0

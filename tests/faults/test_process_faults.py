@@ -9,7 +9,8 @@ import time
 import pytest
 
 from tests import helpers
-from tests.faults.common import assert_recovered, janitor_pid, janitors_of, leftover
+from tests.faults.common import (assert_recovered, assert_tabs_closed, janitor_pid, janitors_of, leftover,
+                                 reconnect_and_recover)
 from tests.helpers import bp
 
 pytestmark = pytest.mark.faults
@@ -35,10 +36,8 @@ def _envelope(proc, timeout=30):
     return result
 
 
-def test_new_janitor_takes_over_the_tabs_of_a_killed_one(home, chromium, env_for, pages):
-    env = env_for(home)
-    baseline = set(chromium.pages())
-    assert bp(home, "connect", env=env).rc == 0
+def test_new_janitor_takes_over_the_tabs_of_a_killed_one(home, chromium, connected_baseline, pages):
+    env, baseline = connected_baseline
     assert bp(home, "open", "--new", pages.page("<p>second</p>"), env=env).rc == 0
     old_tabs = leftover(chromium, baseline)
     assert len(old_tabs) == 2
@@ -54,15 +53,12 @@ def test_new_janitor_takes_over_the_tabs_of_a_killed_one(home, chromium, env_for
     assert len(_managed(home, env)) == 1
     # And the new janitor owns what is left: the broker's death closes it.
     os.kill(helpers.broker_pid(home), signal.SIGKILL)
-    assert helpers.wait_until(lambda: not leftover(chromium, baseline), timeout=5), leftover(chromium, baseline)
-    assert bp(home, "connect", env=env).rc == 0
-    assert_recovered(home, env, chromium, baseline)
+    assert_tabs_closed(chromium, baseline)
+    reconnect_and_recover(home, env, chromium, baseline)
 
 
-def test_janitor_sigstopped_mid_command(home, chromium, env_for):
-    env = env_for(home)
-    baseline = set(chromium.pages())
-    assert bp(home, "connect", env=env).rc == 0
+def test_janitor_sigstopped_mid_command(home, chromium, connected_baseline):
+    env, baseline = connected_baseline
     janitor = janitor_pid(home, env)
     proc = _slow_wait(home, env, timeout_ms=3000)
     os.kill(janitor, signal.SIGSTOP)
@@ -78,24 +74,19 @@ def test_janitor_sigstopped_mid_command(home, chromium, env_for):
     assert_recovered(home, env, chromium, baseline)
 
 
-def test_broker_sigkilled_mid_command(home, chromium, env_for):
-    env = env_for(home)
-    baseline = set(chromium.pages())
-    assert bp(home, "connect", env=env).rc == 0
+def test_broker_sigkilled_mid_command(home, chromium, connected_baseline):
+    env, baseline = connected_baseline
     proc = _slow_wait(home, env)
     os.kill(helpers.broker_pid(home), signal.SIGKILL)
     result = _envelope(proc)
     assert result.rc == 1 and result.code in ("browser_disconnected", "unknown_outcome"), result
-    assert helpers.wait_until(lambda: not leftover(chromium, baseline), timeout=5), leftover(chromium, baseline)
+    assert_tabs_closed(chromium, baseline)
     assert helpers.wait_until(lambda: not janitors_of(home))
-    assert bp(home, "connect", env=env).rc == 0
-    assert_recovered(home, env, chromium, baseline)
+    reconnect_and_recover(home, env, chromium, baseline)
 
 
-def test_broker_sigstopped_mid_command(home, chromium, env_for):
-    env = env_for(home)
-    baseline = set(chromium.pages())
-    assert bp(home, "connect", env=env).rc == 0
+def test_broker_sigstopped_mid_command(home, chromium, connected_baseline):
+    env, baseline = connected_baseline
     broker = helpers.broker_pid(home)
     proc = _slow_wait(home, env, timeout_ms=4000)
     os.kill(broker, signal.SIGSTOP)

@@ -7,7 +7,8 @@ import signal
 import pytest
 
 from tests import helpers
-from tests.faults.common import assert_recovered, janitor_pid, janitors_of, leftover, send_group
+from tests.faults.common import (assert_recovered, assert_tabs_closed, janitor_pid, janitors_of, leftover,
+                                 reconnect_and_recover, send_group)
 from tests.helpers import bp
 
 pytestmark = pytest.mark.faults
@@ -26,15 +27,12 @@ def test_group_signal_closes_every_managed_tab(home, chromium, env_for, pages, s
     send_group(broker, signum)
 
     assert helpers.wait_until(lambda: not helpers.brokers_for(home) and not janitors_of(home), timeout=10)
-    assert helpers.wait_until(lambda: not leftover(chromium, baseline), timeout=5), leftover(chromium, baseline)
-    assert bp(home, "connect", env=env).rc == 0
-    assert_recovered(home, env, chromium, baseline)
+    assert_tabs_closed(chromium, baseline)
+    reconnect_and_recover(home, env, chromium, baseline)
 
 
-def test_janitor_outlives_signals_aimed_at_it_and_still_cleans_up(home, chromium, env_for):
-    env = env_for(home)
-    baseline = set(chromium.pages())
-    assert bp(home, "connect", env=env).rc == 0
+def test_janitor_outlives_signals_aimed_at_it_and_still_cleans_up(home, chromium, connected_baseline):
+    env, baseline = connected_baseline
     janitor = janitor_pid(home, env)
     for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         os.kill(janitor, signum)

@@ -4,7 +4,6 @@ the answer is one JSON envelope on stdout, never a traceback, and exit 1 on fail
 
 import json
 import os
-import shutil
 import subprocess
 
 import click
@@ -53,9 +52,8 @@ ARG_BYTES = st.one_of(
 
 @pytest.fixture(scope="module")
 def empty_home():
-    path = helpers.short_tmpdir("bpf-")
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
+    with helpers.scratch_dir("bpf-") as path:
+        yield path
 
 
 def _is_help(argv):

@@ -109,27 +109,20 @@ def test_sizes(keys, repeat):
 
 @pytest.mark.chromium
 def test_a_real_broker_answers_every_generated_frame(home, connected):
-    ctx = zmq.Context()
-    sock = ctx.socket(zmq.DEALER)
-    sock.setsockopt(zmq.LINGER, 0)
-    sock.connect("ipc://" + helpers.locator(home)["endpoint"])
+    with helpers.broker_socket(home, zmq.DEALER) as sock:
 
-    @settings(max_examples=60)
-    @given(st.one_of(st.binary(max_size=200),
-                     json_values.map(lambda v: json.dumps(v, ensure_ascii=False).encode("utf-8", "surrogatepass")),
-                     st.tuples(st.sampled_from(sorted(schemas.ARGS_SCHEMAS)), st.dictionaries(
-                         hostile_text, json_values, max_size=3)).map(lambda t: _frame(*t)),
-                     st.integers(min_value=10, max_value=5000).map(_deep_frame)))
-    def answered(payload):
-        sock.send_multipart([b"", payload])
-        assert sock.poll(15000), f"no answer to {payload[:200]!r}"
-        reply = json.loads(sock.recv_multipart()[-1].decode("utf-8"))
-        assert "ok" in reply
+        @settings(max_examples=60)
+        @given(st.one_of(st.binary(max_size=200),
+                         json_values.map(lambda v: json.dumps(v, ensure_ascii=False).encode("utf-8", "surrogatepass")),
+                         st.tuples(st.sampled_from(sorted(schemas.ARGS_SCHEMAS)), st.dictionaries(
+                             hostile_text, json_values, max_size=3)).map(lambda t: _frame(*t)),
+                         st.integers(min_value=10, max_value=5000).map(_deep_frame)))
+        def answered(payload):
+            sock.send_multipart([b"", payload])
+            assert sock.poll(15000), f"no answer to {payload[:200]!r}"
+            reply = json.loads(sock.recv_multipart()[-1].decode("utf-8"))
+            assert "ok" in reply
 
-    try:
         answered()
-    finally:
-        sock.close(linger=0)
-        ctx.destroy(linger=0)
     assert helpers.bp(home, "status", env=connected).rc == 0
     assert len(helpers.brokers_for(home)) == 1

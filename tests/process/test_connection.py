@@ -3,7 +3,6 @@ CDP calls and their errors, events, command dispatch marking, and the ends (clos
 janitor, a handshake that never completes)."""
 
 import os
-import shutil
 import signal
 from types import SimpleNamespace
 
@@ -20,9 +19,8 @@ WAIT_S = 30.0  # bound on the test's own waits; never a speed assertion
 
 @pytest.fixture
 def run_dir():
-    path = helpers.short_tmpdir("bpr-")
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
+    with helpers.scratch_dir("bpr-") as path:
+        yield path
 
 
 @pytest.fixture

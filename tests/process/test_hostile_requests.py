@@ -12,24 +12,12 @@ from tests import helpers
 from tests.helpers import bp
 
 
-def _socket(home):
-    ctx = zmq.Context()
-    sock = ctx.socket(zmq.REQ)
-    sock.setsockopt(zmq.LINGER, 0)
-    sock.connect("ipc://" + helpers.locator(home)["endpoint"])
-    return ctx, sock
-
-
 def _raw(home, payload, wait_ms=10000):
     """The broker's reply to one raw frame, as bytes (so a test can check it is valid UTF-8)."""
-    ctx, sock = _socket(home)
-    try:
+    with helpers.broker_socket(home) as sock:
         sock.send(payload)
         assert sock.poll(wait_ms), "the broker did not answer"
         return sock.recv()
-    finally:
-        sock.close(linger=0)
-        ctx.destroy(linger=0)
 
 
 def _request(op="ping", args=None, **overrides):
@@ -99,30 +87,19 @@ def test_lone_surrogate_in_a_stored_value_is_replaced(home, connected):
     [b"", b'{"v":[1,0]' + b',"v":[1,0]' * 10 + b"}"],
 ], ids=["empty", "bad-utf8", "null", "empty-object", "string", "huge-number", "duplicate-keys"])
 def test_any_frame_gets_an_answer(home, connected, frames):
-    ctx = zmq.Context()
-    sock = ctx.socket(zmq.DEALER)
-    sock.setsockopt(zmq.LINGER, 0)
-    sock.connect("ipc://" + helpers.locator(home)["endpoint"])
-    try:
+    with helpers.broker_socket(home, zmq.DEALER) as sock:
         sock.send_multipart(frames)
         assert sock.poll(10000), "the broker did not answer"
         reply = json.loads(sock.recv_multipart()[-1].decode("utf-8"))
         assert reply["ok"] is False and reply["code"] == "invalid_argument", reply
-    finally:
-        sock.close(linger=0)
-        ctx.destroy(linger=0)
     _still_serving(home, connected)
 
 
 def test_frames_beyond_the_size_bound_are_dropped_before_allocation(home, connected):
     """ZMQ_MAXMSGSIZE: the sender of a frame above the bound is disconnected, nothing allocated."""
-    ctx, sock = _socket(home)
-    try:
+    with helpers.broker_socket(home) as sock:
         sock.send(b"x" * (protocol.MAX_REQUEST_FRAME + 1))
         assert not sock.poll(1000)  # no answer: the connection was dropped
-    finally:
-        sock.close(linger=0)
-        ctx.destroy(linger=0)
     _still_serving(home, connected)
 
 

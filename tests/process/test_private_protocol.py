@@ -15,17 +15,10 @@ from tests.helpers import bp
 
 
 def _raw(home, payload, wait_ms=5000):
-    ctx = zmq.Context()
-    sock = ctx.socket(zmq.REQ)
-    sock.setsockopt(zmq.LINGER, 0)
-    sock.connect("ipc://" + helpers.locator(home)["endpoint"])
-    try:
+    with helpers.broker_socket(home) as sock:
         sock.send(payload)
         assert sock.poll(wait_ms), "the broker did not answer"
         return json.loads(sock.recv())
-    finally:
-        sock.close(linger=0)
-        ctx.destroy(linger=0)
 
 
 def _request(**overrides):

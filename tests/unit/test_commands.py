@@ -14,6 +14,16 @@ def record(browser, n=0, mutating=True, request_id=None):
     return commands.Record(f"cmd-{n:016d}", "click", mutating, 60.0, browser.generation, None, request_id, None, browser)
 
 
+def failed_after_dispatch(code, retryable, reason=None):
+    """A record whose input was dispatched, then finished with this failure: (record, its reply)."""
+    failure = {"ok": False, "code": code, "error": "x", "retryable": retryable}
+    if reason is not None:
+        failure["context"] = {"reason": reason}
+    r = record(FakeBrowser())
+    r.dispatching()
+    return r, r.finish(failure)
+
+
 def test_lifecycle_and_descriptor():
     browser = FakeBrowser()
     r = record(browser)
@@ -56,9 +66,7 @@ def test_generation_change_after_dispatch_fences_the_result():
 
 
 def test_lost_browser_after_dispatch_is_unknown_outcome():
-    r = record(FakeBrowser())
-    r.dispatching()
-    reply = r.finish({"ok": False, "code": "browser_disconnected", "error": "x", "retryable": True})
+    r, reply = failed_after_dispatch("browser_disconnected", retryable=True)
     assert reply["code"] == "unknown_outcome" and r.status == "unknown_outcome"
 
 
@@ -113,19 +121,13 @@ def test_a_timeout_before_any_mutation_is_command_expired_never_unknown_outcome(
 
 
 def test_unknown_outcome_after_dispatch_carries_the_command_id():
-    r = record(FakeBrowser())
-    r.dispatching()
-    reply = r.finish({"ok": False, "code": "unknown_outcome", "error": "x", "retryable": True,
-                      "context": {"reason": "navigation_stalled"}})
+    r, reply = failed_after_dispatch("unknown_outcome", retryable=True, reason="navigation_stalled")
     assert reply["code"] == "unknown_outcome" and reply["context"] == {"reason": "navigation_stalled", "commandId": r.id}
     assert r.status == "unknown_outcome"
 
 
 def test_target_crashed_says_whether_input_was_dispatched():
-    r = record(FakeBrowser())
-    r.dispatching()
-    reply = r.finish({"ok": False, "code": "target_crashed", "error": "x", "retryable": False,
-                      "context": {"reason": "renderer_crashed"}})
+    r, reply = failed_after_dispatch("target_crashed", retryable=False, reason="renderer_crashed")
     assert reply["context"] == {"reason": "renderer_crashed", "commandId": r.id, "dispatched": True}
 
 
