@@ -133,7 +133,7 @@ def _observed(tab, action):
     from bp.errors import BPError
     from broker.observe import snapshot as observe
 
-    blocked_before = getattr(tab.session, "blocked_navigations", 0)
+    blocked_before = tab.session.blocked_navigations
     evidence = action(tab)
     if tab.session.dialog is not None:
         # A JavaScript dialog blocks the page: answer with the evidence, not a hung observation.
@@ -161,7 +161,7 @@ def _observed(tab, action):
 def _navigation_blocked(session, before, evidence):
     """The person's navigation bounds stopped a navigation this action caused (a link, a form,
     a redirect, a location change or a popup): the request never left the browser."""
-    if getattr(session, "blocked_navigations", 0) > before:
+    if session.blocked_navigations > before:
         evidence["navigationBlocked"] = {"code": "navigation_blocked", "origin": session.blocked_origin}
         evidence["effects"] = sorted(set(evidence.get("effects") or ()) | {"navigation_blocked"})
 

@@ -43,19 +43,15 @@ def run_step(broker, request):
     """One step, as the broker runs a single command of this op: the dispatch-time checks of
     Broker.dispatch (the person's policy: capability_denied, navigation bounds), then its
     handler; the reply envelope as a single command would get it."""
-    check = getattr(broker, "check_policy", None)
-    if check is not None:
-        try:
-            check(request)  # a denied step is journaled there, and never reaches the browser
-        except BPError as exc:
-            return exc.envelope()
+    try:
+        broker.check_policy(request)  # a denied step is journaled there, and never reaches the browser
+    except BPError as exc:
+        return exc.envelope()
     return broker.run(HANDLERS[request.op].fn, request)
 
 
 def _audit(broker, request, reply):
-    audit = getattr(broker, "audit", None)
-    if audit is not None:
-        audit(request, reply)  # one audit line per mutating step, as for a single command
+    broker.audit(request, reply)  # one audit line per mutating step, as for a single command
 
 
 def _entry(step, reply, command_id):
@@ -106,7 +102,7 @@ def batch(broker, request):
         else:
             sub = _step_request(request, index, step, deadline)
             sub.record = _step_record(broker, request, sub)
-            if getattr(broker, "journal", None) is not None and sub.op in protocol.MUTATING:
+            if broker.journal is not None and sub.op in protocol.MUTATING:
                 sub.audit_origin = broker._target_origin(sub)  # where it aimed, before it ran
             command_id = sub.command_id
             denied = False

@@ -98,6 +98,7 @@ class BrowserConnection:
         self.process = None
         self._relay = None
         self.on_ready = None  # callback(connection) just before the state becomes ready
+        self.popups_guarded = False  # new tabs wait for the navigation bounds' judgement (broker/network/journal.py)
 
     # --- lifecycle -----------------------------------------------------------------------------
 

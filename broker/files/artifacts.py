@@ -301,7 +301,7 @@ class Store:
 
 def shutdown(broker):
     """Broker exit: every copy goes (the directory is wiped even if this broker never used it)."""
-    found = getattr(broker, "artifact_store", None)
+    found = broker.artifact_store
     if found is not None:
         found.close()
         return

@@ -372,12 +372,12 @@ class Hub:
         """What the person's navigation bounds need intercepted on this session, or None: the
         documents of a tab someone holds (all its requests with origins.subresources), nothing
         on a tab nobody holds."""
-        rules = _policy(self.broker)
+        rules = self.broker.policy
         if not rules.bounds or self._holder(session) is None:
             return None
         if rules.subresources:
             return RULE_PATTERNS
-        if getattr(session, "tab_raw_id", None) is not None:
+        if session.tab_raw_id is not None:
             return None  # an out-of-process iframe: its documents are not top-level navigations
         return DOCUMENT_PATTERNS
 
@@ -385,7 +385,7 @@ class Hub:
         """The key of the live Agent holding this session's tab (managed, popup, controlled)."""
         broker = self.broker
         try:
-            raw = getattr(session, "tab_raw_id", None) or session.raw_id
+            raw = session.tab_raw_id or session.raw_id
             key, _ = broker.agents.owner(raw, broker.browser.popups())
         except Exception:
             return None
@@ -393,15 +393,15 @@ class Hub:
 
     def _out_of_bounds(self, session, params):
         """The origin a paused request would reach against the bounds, or None when it may go."""
-        rules = _policy(self.broker)
+        rules = self.broker.policy
         if not rules.bounds:
             return None
         request = params.get("request") or {}
-        top_level = (params.get("resourceType") == "Document" and getattr(session, "tab_raw_id", None) is None
+        top_level = (params.get("resourceType") == "Document" and session.tab_raw_id is None
                      and params.get("frameId") == session.raw_id)
         if not (top_level or rules.subresources):
             return None
-        if (not getattr(session, "guard", False)) and self._holder(session) is None:
+        if (not session.guard) and self._holder(session) is None:
             return None
         url = str(request.get("url") or "")
         if rules.url_allowed(url):
@@ -415,16 +415,16 @@ class Hub:
         for a popup the tab that opened it."""
         log.info("a navigation outside the policy's bounds was stopped")
         sessions = [session]
-        opener = getattr(session, "opener_raw", None)
+        opener = session.opener_raw
         if opener:
             sessions += [s for s in list(session.targets.sessions.values())
-                         if getattr(s, "raw_id", None) == opener and not getattr(s, "guard", False)]
+                         if getattr(s, "raw_id", None) == opener and not s.guard]
         for target in sessions:
-            target.blocked_navigations = getattr(target, "blocked_navigations", 0) + 1
+            target.blocked_navigations += 1
             target.blocked_origin = origin
 
     def _guard_done(self, session, params):
-        if getattr(session, "one_shot", False) and params.get("resourceType") == "Document" \
+        if session.one_shot and params.get("resourceType") == "Document" \
                 and params.get("frameId") == session.raw_id:
             session.one_shot = False
             self._send(session.conn, "Target.detachFromTarget", {"sessionId": session.session_id})
@@ -434,7 +434,7 @@ class Hub:
         the broker has seen whether it is a popup of a held tab: a popup's first navigation
         starts in its own target, out of reach of its opener's interception. A popup of a held
         tab gets interception before it runs; any other new tab is let go at once, untouched."""
-        if not _policy(self.broker).bounds or getattr(conn, "popups_guarded", False):
+        if not self.broker.policy.bounds or conn.popups_guarded:
             return
         conn.popups_guarded = True
         self.broker.browser.targets.on_attached = self.attached
@@ -462,7 +462,7 @@ class Hub:
                 guard.one_shot = kind == "user_tab"
                 guard.listeners.append(self.listener)
                 self.broker.browser.targets.sessions[session_id] = guard
-                patterns = RULE_PATTERNS if _policy(self.broker).subresources else DOCUMENT_PATTERNS
+                patterns = RULE_PATTERNS if self.broker.policy.subresources else DOCUMENT_PATTERNS
                 conn.send_nowait("Fetch.enable", {"patterns": [dict(p) for p in patterns]}, session_id=session_id)
         except Exception:  # whatever went wrong, the new tab must not stay paused
             log.exception("the popup guard could not judge a new tab")
@@ -630,7 +630,7 @@ class Hub:
             self._blocked(session, outside)
             self._guard_done(session, params)
             return
-        if getattr(session, "guard", False):  # a popup guard checks bounds only; rules run on the tab's own session
+        if session.guard:  # a popup guard checks bounds only; rules run on the tab's own session
             self._send(session, "Fetch.continueRequest", {"requestId": request_id})
             self._guard_done(session, params)
             return
@@ -713,13 +713,13 @@ class Hub:
         if state is None:
             return
         if method == "Runtime.consoleAPICalled":
-            session.console_seen = getattr(session, "console_seen", 0) + 1
+            session.console_seen += 1
             if session.console_seen % CONSOLE_RELEASE_EVERY == 0:
                 # The logged values' handles, which Browser Pilot never uses, keep them alive.
                 self._send(session, "Runtime.releaseObjectGroup", {"objectGroup": "console"})
         url = ""
         try:
-            raw = getattr(session, "tab_raw_id", None) or session.raw_id
+            raw = session.tab_raw_id or session.raw_id
             url = (self.broker.browser.targets.info(raw) or {}).get("url") or ""
         except Exception:
             pass
@@ -806,6 +806,10 @@ class PopupGuard:
     runs on it, from before its first request, for as long as the popup lives."""
 
     guard = True
+    one_shot = False  # leave once the first document is judged (a controlled user tab's popup)
+    tab_raw_id = None  # a popup is a tab of its own
+    blocked_navigations = 0
+    blocked_origin = None
 
     def __init__(self, conn, targets, session_id, raw_id, opener_raw):
         self.conn, self.targets, self.session_id = conn, targets, session_id
@@ -838,14 +842,6 @@ def choose(rules, url):
     return None
 
 
-def _policy(broker):
-    """The person's policy in force (bp/policy.py); none on a broker built without one (tests)."""
-    found = getattr(broker, "policy", None)
-    if found is None:
-        from bp.policy import Policy
-
-        found = Policy.none()
-    return found
 
 
 # --- commands (request threads) ------------------------------------------------------------------

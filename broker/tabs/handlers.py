@@ -84,9 +84,9 @@ def _tab_to_open(broker, agent, request):
 @handler(protocol.OP_OPEN, pick=_tab_to_open, reloads=True)
 def open_url(tab):
     session = tab.session
-    blocked_before = getattr(session, "blocked_navigations", 0)
+    blocked_before = session.blocked_navigations
     result = session.navigate(tab.args["url"], timeout_s=tab.remaining(floor=1.5) - 0.5)
-    if getattr(session, "blocked_navigations", 0) > blocked_before:
+    if session.blocked_navigations > blocked_before:
         # A redirect out of the person's bounds: stopped in the browser (bp/policy.py).
         from bp import policy
 

@@ -81,8 +81,8 @@ def find_tab(broker, agent, selector):
 def check_bounds(broker, raw, op="tab"):
     """Taking control of a user tab whose page is outside the person's navigation bounds is
     refused (capability_denied); managed tabs never get there (broker/network/journal.py)."""
-    rules = getattr(broker, "policy", None)
-    if rules is None or not rules.bounds:
+    rules = broker.policy
+    if not rules.bounds:
         return
     holder, origin = broker.agents.owner(raw, broker.browser.popups())
     if origin != "user_tab":

@@ -61,6 +61,12 @@ class FrameSessions:
     raw_network = None  # the journal's raw-event hook, shared by a tab's frames (broker/browser/targets.py)
     annotation_world = None  # (loader, context id) of the annotated screenshot's world (broker/files/media.py)
     listener_nodes = None  # (document, nodes) marked as pointer-listener targets (broker/observe/snapshot.py)
+    console_seen = 0  # console messages seen, for releasing their handles now and then (journal)
+    blocked_navigations = 0  # navigations the person's bounds stopped here (journal; read by open and actions)
+    blocked_origin = None  # where the last of them was going (journal)
+    guard = False  # not a popup guard (broker/network/journal.py PopupGuard)
+    tab_raw_id = None  # an out-of-process iframe's tab (set by FrameSession); None on the tab itself
+    opener_raw = None  # the opener of a guarded popup (PopupGuard only)
 
     _probe = None  # (document, context id) of the probe world
 
@@ -123,7 +129,7 @@ class FrameSession(FrameSessions):
         # Network/Fetch/console hooks of the tab (broker/network/journal.py): shared with the tab's session.
         self.listeners = parent.listeners
         self.raw_network = parent.raw_network
-        self.tab_raw_id = getattr(parent, "tab_raw_id", None) or parent.raw_id
+        self.tab_raw_id = parent.tab_raw_id or parent.raw_id
 
     def call(self, method, params=None, timeout_s=30.0, abort=None):
         if not self.alive:

@@ -9,13 +9,14 @@ from types import SimpleNamespace
 import pytest
 
 from bp.errors import BPError
+from bp.policy import Policy
 from broker.files import artifacts
 from broker.waits import dialogs
 from broker.files import downloads
 from broker.network import journal as network
 from broker.browser import targets
 from broker.handlers import tabs as tab_handlers
-from broker.tabs.session import Workers, dialog_record
+from broker.tabs.session import FrameSessions, Workers, dialog_record
 
 
 def fake_broker(sessions=None, owner="agent-a"):
@@ -23,10 +24,12 @@ def fake_broker(sessions=None, owner="agent-a"):
     agents = SimpleNamespace(owner=lambda raw, popups: (owner, "managed"), get=lambda key: agent if key == owner else None)
     browser = SimpleNamespace(workers=SimpleNamespace(sessions=lambda: list((sessions or {}).items())),
                               popups=lambda: {}, targets=SimpleNamespace(info=lambda raw: {"url": "https://a.test/"}))
-    return SimpleNamespace(agents=agents, browser=browser), agent
+    return SimpleNamespace(agents=agents, browser=browser, policy=Policy.none()), agent
 
 
-class FakeSession:
+class FakeSession(FrameSessions):
+    """A tab session as the journal sees it: its ids, its sends, the per-feature state it declares."""
+
     alive = True
 
     def __init__(self, session_id="S1", raw_id="raw-1"):

@@ -7,6 +7,7 @@ from types import SimpleNamespace
 import pytest
 
 from bp.errors import BPError
+from bp.policy import Policy
 from broker.tabs import routing
 from broker.agents import Agents
 from broker.browser.targets import Targets
@@ -25,6 +26,7 @@ class World:
         self.browser = SimpleNamespace(targets=self.targets, popups=lambda: {}, require=lambda: self.connection,
                                        connection=self.connection, generation=1)
         self.agents = Agents()
+        self.policy = Policy.none()  # no navigation bounds: user tabs may be taken
         # The broker's services routing talks to (broker/server.py start_services).
         self.resynced = []  # tabs whose interception was told to follow a change of holder
         self.network_hub = SimpleNamespace(resync=self.resynced.append)
