@@ -6,11 +6,13 @@ default limit, optionally side by side with another tree's `bp` (interleaved run
 
 Each `bp` gets a home of its own on one private Chromium, and a tab of the same page. With
 --save, each side's last output of each command is written to DIR (to compare them byte for
-byte: the same page must give the same answer). Not a test: prints figures only.
+byte: the same page must give the same answer; the summary line compares them, all but
+the home's own profileContextId). Not a test: prints figures only.
 """
 
 import argparse
 import os
+import re
 import statistics
 import subprocess
 import time
@@ -60,7 +62,8 @@ def main():
             cells = [f"{statistics.median(times[(side, name)]):,.0f} ms" for side in sides]
             print(f"| bp {' '.join(command)} | " + " | ".join(cells) + " |")
         for name in COMMANDS:
-            outs = {last[(side, name)] for side in sides}
+            # Each home has a browser context of its own: its id is the one field that differs.
+            outs = {re.sub(rb'"profileContextId":"[^"]*"', b'"profileContextId":"-"', last[(side, name)]) for side in sides}
             sizes = ", ".join(f"{len(last[(side, name)]):,} B" for side in sides)
             same = "identical" if len(outs) == 1 else "DIFFERENT"
             print(f"{name}: last outputs {same} ({sizes})")
