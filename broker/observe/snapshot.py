@@ -141,7 +141,7 @@ def _walk(session, world_context, opts, timeout_s, table):
     def walk():
         _mark_listeners(session, context[0])
         return context[0], _numbered(table, opts, lambda: call_in_world(session, context[0], script("observe.js"),
-                                                                        opts, timeout_s))
+                                                                        opts, timeout_s, as_text=True))
 
     def forget():
         session.forget_world()
@@ -228,7 +228,7 @@ def _expand(world, result, opts, timeout_s, depth, acc):
                 child = world.session
                 context_id, frame_id = _same_process_world(world, opts["key"], item["frame"])
                 child_result = _numbered(table, opts, lambda: call_in_world(child, context_id, script("observe.js"),
-                                                                            opts, timeout_s))
+                                                                            opts, timeout_s, as_text=True))
             else:
                 frame_id = child.frame_id
                 context_id, _ = child.world(WORLD_NAME)

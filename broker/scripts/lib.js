@@ -44,10 +44,43 @@ function frameChain(node) {
   }
   return chain;
 }
+// Geometry that hitTest and shownArea read again for every element: the viewport of each
+// document, the client boxes of clipping ancestors, where frames' documents start. A script that
+// neither scrolls nor changes the page while it runs (the walker) sets LAYOUT to fixedLayout()
+// and each is read once per run: on a page of 10,000 controls, rereading the page's scroll
+// range for each cost more than a third of the walk. In scripts that scroll between two reads
+// (resolve.js reveals, then tests) LAYOUT stays null and every read is fresh.
+let LAYOUT = null;
+function fixedLayout() { return {views: new Map(), boxes: new Map(), offsets: new Map()}; }
+function remembered(map, key, read) {
+  if (!LAYOUT) return read(key);
+  let value = LAYOUT[map].get(key);
+  if (value === undefined) { value = read(key); LAYOUT[map].set(key, value); }
+  return value;
+}
+// A document's viewport size and its page's scroll range and position.
+function viewportOf(doc) {
+  return remembered("views", doc, () => {
+    const win = doc.defaultView, page = doc.scrollingElement || doc.documentElement;
+    return {vw: win.innerWidth, vh: win.innerHeight, sw: page.scrollWidth, sh: page.scrollHeight, sx: win.scrollX,
+      sy: win.scrollY};
+  });
+}
+// A box's client area [cl, ct, cr, cb] in its viewport, and its scroll range and position.
+function clientBoxOf(a) {
+  return remembered("boxes", a, () => {
+    const c = a.getBoundingClientRect();
+    const cl = c.left + a.clientLeft, ct = c.top + a.clientTop;
+    return {cl: cl, ct: ct, cr: cl + a.clientWidth, cb: ct + a.clientHeight, sw: a.scrollWidth, sl: a.scrollLeft,
+      sh: a.scrollHeight, st: a.scrollTop};
+  });
+}
 // Where a frame element's document viewport starts, in the frame element's own viewport.
 function contentOffset(fe) {
-  const r = fe.getBoundingClientRect(), s = fe.ownerDocument.defaultView.getComputedStyle(fe);
-  return [r.left + fe.clientLeft + (parseFloat(s.paddingLeft) || 0), r.top + fe.clientTop + (parseFloat(s.paddingTop) || 0)];
+  return remembered("offsets", fe, () => {
+    const r = fe.getBoundingClientRect(), s = fe.ownerDocument.defaultView.getComputedStyle(fe);
+    return [r.left + fe.clientLeft + (parseFloat(s.paddingLeft) || 0), r.top + fe.clientTop + (parseFloat(s.paddingTop) || 0)];
+  });
 }
 function offsetOf(chain) {
   let ox = 0, oy = 0;
@@ -60,15 +93,17 @@ const HIT_POINTS = [[0.5, 0.5], [0.25, 0.25], [0.75, 0.25], [0.25, 0.75], [0.75,
 // where the hit lands on it. Only points inside what can show of it now (shownArea) are
 // tested: scrolling may bring the others in. Returns {reachable, points: [[x, y]...] (the first
 // only unless all), obstruction, tested}, or null when a frame element on the way is gone.
-function hitTest(el, all) {
+// `box`: el.getBoundingClientRect() when the caller has just read it (nothing changed since):
+// on a page of 10,000 controls each read is a native call that adds up.
+function hitTest(el, all, box) {
   const chain = frameChain(el);
   if (!chain) return null;
   const found = {reachable: false, points: [], obstruction: null, tested: 0};
-  const area = shownArea(el);
+  const b = box || el.getBoundingClientRect();
+  const area = shownArea(el, b);
   if (!area) return found;
   found.reachable = true;
   const [ox, oy] = offsetOf(chain);
-  const b = el.getBoundingClientRect();
   if (b.right + ox <= area[0] || b.bottom + oy <= area[1] || b.left + ox >= area[2] || b.top + oy >= area[3]) return found;
   const rects = Array.from(el.getClientRects()).filter((r) => r.width > 0 && r.height > 0)
     .sort((p, q) => q.width * q.height - p.width * p.height).slice(0, 4);
@@ -96,8 +131,7 @@ function boxFacts(n) {
   // Overflow applies to boxes that contain blocks, not to inline or display:contents elements.
   const boxed = s.display !== "inline" && s.display !== "contents";
   const paint = /\b(paint|strict|content)\b/.test(s.contain);
-  let topLayer = false;
-  try { topLayer = n.matches(":modal, :popover-open"); } catch (e) { topLayer = false; }
+  const topLayer = isTopLayer(n);
   const flex = s.display === "flex" || s.display === "inline-flex";
   f = {position: topLayer ? "fixed" : s.position,
     // What holds a fixed descendant in place of the viewport.
@@ -109,6 +143,16 @@ function boxFacts(n) {
     endY: flex && s.flexDirection === "column-reverse"};
   BOX_FACTS.set(n, f);
   return f;
+}
+function isTopLayer(n) {
+  try { return n.matches(":modal, :popover-open"); } catch (e) { return false; }
+}
+// boxFacts(n).position alone: of the element itself shownArea needs no more, and reading a
+// dozen computed styles of every control on a big page costs more than the rest of its walk.
+function positionOf(n) {
+  const f = BOX_FACTS.get(n);
+  if (f) return f.position;
+  return isTopLayer(n) ? "fixed" : n.ownerDocument.defaultView.getComputedStyle(n).position;
 }
 const SCROLLS = /^(auto|scroll|overlay)$/;
 // [lo, hi] of what scrolling can show along one axis of a box whose client area is [start, end]
@@ -130,16 +174,16 @@ function flatParent(n) {
 // content left of the page); else [left, top, right, bottom], the part of the viewport where it
 // can show now (its clipping ancestors' boxes and the frames' viewports; may be empty). Follows
 // containing blocks: a clip does not hold an absolutely positioned descendant placed by a box
-// outside it, nor a fixed one.
-function shownArea(el) {
-  const first = el.getBoundingClientRect();
+// outside it, nor a fixed one. `box`: el.getBoundingClientRect(), when the caller has it.
+function shownArea(el, box) {
+  const first = box || el.getBoundingClientRect();
   // [l, t, r, b]: where the element's box can be brought, in the current document's viewport;
   // clip: the boxes that clip it now, intersected.
   let l = first.left, t = first.top, r = first.right, b = first.bottom;
   let clip = [-Infinity, -Infinity, Infinity, Infinity];
   const cut = (q) => { clip = [Math.max(clip[0], q[0]), Math.max(clip[1], q[1]), Math.min(clip[2], q[2]), Math.min(clip[3], q[3])]; };
   const none = !(r > l && b > t);  // no box: other checks say why; still, where would it show
-  let node = el, position = boxFacts(el).position;
+  let node = el, position = positionOf(el);
   for (;;) {
     const doc = node.ownerDocument, win = doc.defaultView, root = doc.documentElement;
     const rootFacts = boxFacts(root), body = doc.body;
@@ -152,32 +196,31 @@ function shownArea(el) {
       if (position === "absolute" && f.position === "static" && !f.holdsFixed) continue;
       position = f.position;
       if ((f.x === "visible" && f.y === "visible") || (a === body && bodyToViewport)) continue;
-      const c = a.getBoundingClientRect();
-      const cl = c.left + a.clientLeft, ct = c.top + a.clientTop, cr = cl + a.clientWidth, cb = ct + a.clientHeight;
+      const box = clientBoxOf(a);
+      const cl = box.cl, ct = box.ct, cr = box.cr, cb = box.cb;
       cut([f.x === "visible" ? -Infinity : cl, f.y === "visible" ? -Infinity : ct,
         f.x === "visible" ? Infinity : cr, f.y === "visible" ? Infinity : cb]);
       if (SCROLLS.test(f.x)) {
-        const [lo, hi] = scrollSpan(cl, cr, a.scrollWidth, a.scrollLeft, f.endX);
+        const [lo, hi] = scrollSpan(cl, cr, box.sw, box.sl, f.endX);
         if (!none && (r <= lo || l >= hi)) return null;
         l = cl; r = cr;
       } else if (f.x !== "visible") { l = Math.max(l, cl); r = Math.min(r, cr); }
       if (SCROLLS.test(f.y)) {
-        const [lo, hi] = scrollSpan(ct, cb, a.scrollHeight, a.scrollTop, f.endY);
+        const [lo, hi] = scrollSpan(ct, cb, box.sh, box.st, f.endY);
         if (!none && (b <= lo || t >= hi)) return null;
         t = ct; b = cb;
       } else if (f.y !== "visible") { t = Math.max(t, ct); b = Math.min(b, cb); }
       if (!none && (r <= l || b <= t)) return null;
     }
-    const vw = win.innerWidth, vh = win.innerHeight;
+    const viewport = viewportOf(doc), vw = viewport.vw, vh = viewport.vh;
     if (position !== "fixed") {
-      const page = doc.scrollingElement || root;
       if (view.x !== "hidden" && view.x !== "clip") {
-        const [lo, hi] = scrollSpan(0, vw, page.scrollWidth, win.scrollX, rootFacts.endX);
+        const [lo, hi] = scrollSpan(0, vw, viewport.sw, viewport.sx, rootFacts.endX);
         if (!none && (r <= lo || l >= hi)) return null;
         l = 0; r = vw;
       }
       if (view.y !== "hidden" && view.y !== "clip") {
-        const [lo, hi] = scrollSpan(0, vh, page.scrollHeight, win.scrollY, false);
+        const [lo, hi] = scrollSpan(0, vh, viewport.sh, viewport.sy, false);
         if (!none && (b <= lo || t >= hi)) return null;
         t = 0; b = vh;
       }

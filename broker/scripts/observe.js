@@ -5,6 +5,9 @@
 (function (opts) {
   "use strict";
   const started = performance.now();
+  // The walk neither scrolls nor changes the page: each document's viewport and each clipping
+  // box is measured once (lib.js LAYOUT), not again for every element inside it.
+  LAYOUT = fixedLayout();
   const LIMIT = opts.limit, MAX_NAME = 4096, MAX_VALUE = 65536, MAX_TEXT = 1000000, MAX_DEPTH = 128;
   const WORK_MS = opts.workMs || 3000;
   const reasons = new Set();
@@ -65,6 +68,8 @@
   // Code editors that keep a hidden textarea and draw the text themselves (CodeMirror 5, Monaco,
   // Ace): the whole editor is one textbox, never its parts.
   function editorKind(el) {
+    // Most elements have no class: the attribute is cheaper to read than a DOMTokenList to make.
+    if (!el.getAttribute("class")) return null;
     const c = el.classList;
     if (!c || !c.length) return null;
     if (c.contains("CodeMirror") && !c.contains("cm-editor")) return "codemirror";
@@ -167,8 +172,8 @@
   // What a person could act on, by the rule the resolver applies before an action (lib.js):
   // scrolling can bring it into view, and where it shows now, the pointer lands on it. Below
   // the fold (or in a scroll container) counts: only points shown now are hit-tested.
-  function reachable(el) {
-    const found = hitTest(el, false);
+  function reachable(el, rect) {
+    const found = hitTest(el, false, rect);
     return !!found && found.reachable && (found.points.length > 0 || found.tested === 0);
   }
   function modalRoot(doc) {
@@ -223,14 +228,15 @@
     const style = getComputedStyle(el);
     if (style.display === "none") return;
     if (el.getAttribute("aria-hidden") === "true" || el.hasAttribute("inert")) return;
-    const role = ctx.editor ? null : roleOf(el) || (ctx.insideControl ? null : domOnlyRole(el, style, ctx.parentStyle));
+    const ownRole = roleOf(el);  // once: the children's context needs it too
+    const role = ctx.editor ? null : ownRole || (ctx.insideControl ? null : domOnlyRole(el, style, ctx.parentStyle));
     let counted = false;
     if (role && style.visibility !== "hidden" && style.visibility !== "collapse") {
       const rect = el.getBoundingClientRect();
       const hiddenByOpacity = parseFloat(style.opacity) === 0 && !labelsOf(el).length;
       const inModal = !ctx.modal || composedContains(ctx.modal, el);
       if (rect.width > 0 && rect.height > 0 && !hiddenByOpacity && !disabled(el) && inModal &&
-          style.pointerEvents !== "none" && reachable(el)) {
+          style.pointerEvents !== "none" && reachable(el, rect)) {
         eligible++;
         counted = true;
         if (els.length < LIMIT) {
@@ -249,7 +255,7 @@
       }
     }
     const childCtx = {doc: ctx.doc, win: ctx.win, modal: ctx.modal, parentStyle: style, docIndex: ctx.docIndex,
-      insideControl: ctx.insideControl || counted || !!roleOf(el), editor: ctx.editor || !!editorKind(el)};
+      insideControl: ctx.insideControl || counted || !!ownRole, editor: ctx.editor || !!editorKind(el)};
     if (el.shadowRoot) for (const child of el.shadowRoot.children) visit(child, depth + 1, childCtx);
     if (el.localName === "iframe" || el.localName === "frame") {
       let inner = null;
