@@ -9,6 +9,7 @@ browser's CDPError `context_gone`; `once_more_if_replaced` is the only place tha
 import json
 from importlib import resources
 
+from bp import text as page_text
 from bp.errors import BPError, invalid_argument
 from broker.browser.connection import CDPError
 
@@ -59,11 +60,9 @@ def call_in_world(session, context_id, source, opts, timeout_s=15.0, fn=None, aw
                       context={"detail": text.splitlines()[0][:200]})
     value = (reply.get("result") or {}).get("value")
     if as_text and isinstance(value, str):
-        from bp import text
-
         # Lone surrogates: JSON.stringify escapes them, and text.loads makes them U+FFFD as it
         # does in any CDP reply. Bytes, so that the fast decoder reads them.
-        return text.loads(value.encode("utf-8", "surrogatepass"))
+        return page_text.loads(value.encode("utf-8", "surrogatepass"))
     return value
 
 

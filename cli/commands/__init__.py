@@ -35,21 +35,17 @@ def regular_file(path, field, what):
     return info
 
 
-def call_long(op, args, awaited=None):
-    """One long-running broker call for the current command (SIGINT/SIGTERM cancel it).
-    `awaited` names what it waits for, for the progress line on a terminal (cli/progress.py)."""
+def send(op, args, render=None, awaited=None):
+    """The current command's one broker call, its answer printed (with `render` for a person at
+    a terminal). SIGINT/SIGTERM cancel it; `awaited` names what it waits for, for the progress
+    line on a terminal (cli/progress.py)."""
     signals.install()
     settings = click.get_current_context().obj
     if awaited:
         from cli import progress
 
         progress.expect(awaited, settings.timeout_ms)
-    return client.call(settings, op, args)
-
-
-def send(op, args, render=None):
-    """The current command's one broker call (SIGINT/SIGTERM cancel it), its answer printed."""
-    finish(call_long(op, args), render)
+    finish(client.call(settings, op, args), render)
 
 
 class ListingGroup(click.Group):

@@ -10,8 +10,8 @@ import click
 
 from bp import protocol
 from bp.errors import invalid_argument
-from cli.commands import ListingGroup, call_long, given
-from cli.output import escape, finish
+from cli.commands import ListingGroup, given, send
+from cli.output import escape
 
 MAX_PASSWORD = 4096
 MAX_COOKIE_VALUE = 4096
@@ -59,7 +59,7 @@ def cookies():
 def list_cookies(domain, url, values):
     """List cookies."""
     args = given({}, domain=domain, url=url, values=values)
-    finish(call_long(protocol.OP_COOKIES, args), _render_cookies)
+    send(protocol.OP_COOKIES, args, _render_cookies)
 
 
 def _scope(args, url, domain, path):
@@ -92,7 +92,7 @@ def set_cookie(pair, url, domain, path, secure, http_only, same_site, expires):
                  secure=secure, httpOnly=http_only, sameSite=same_site)
     if expires is not None:
         args["expires"] = expires
-    finish(call_long(protocol.OP_COOKIE_SET, args), lambda r: f"cookie {escape(r['cookie']['name'])} set")
+    send(protocol.OP_COOKIE_SET, args, lambda r: f"cookie {escape(r['cookie']['name'])} set")
 
 
 @cookies.command("delete")
@@ -106,8 +106,8 @@ def delete_cookie(name, url, domain, path):
     \b
     Example:  bp cookies delete theme --url https://example.com/
     """
-    finish(call_long(protocol.OP_COOKIE_DELETE, _scope({"name": name}, url, domain, path)),
-           lambda r: f"cookie {escape(r['name'])} deleted")
+    send(protocol.OP_COOKIE_DELETE, _scope({"name": name}, url, domain, path),
+         lambda r: f"cookie {escape(r['name'])} deleted")
 
 
 @cookies.command("clear")
@@ -119,7 +119,7 @@ def clear_cookies(domain):
     \b
     Example:  bp cookies clear --domain example.com
     """
-    finish(call_long(protocol.OP_COOKIE_DELETE, {"all": True, "domain": domain}), lambda r: f"{r['deleted']} deleted")
+    send(protocol.OP_COOKIE_DELETE, {"all": True, "domain": domain}, lambda r: f"{r['deleted']} deleted")
 
 
 @click.command()
@@ -140,7 +140,7 @@ def auth(username, password, origin, clear_):
     if clear_ or username is None:
         if username is not None or origin:
             raise click.UsageError("--clear takes no credentials.")
-        finish(call_long(protocol.OP_AUTH_CLEAR, {}), lambda r: "credentials cleared")
+        send(protocol.OP_AUTH_CLEAR, {}, lambda r: "credentials cleared")
     if password is None:
         raise invalid_argument("password", "Give the password (or '-' to read it from stdin).")
     if password == "-":
@@ -148,7 +148,7 @@ def auth(username, password, origin, clear_):
     if len(password) > MAX_PASSWORD:
         raise invalid_argument("password", f"At most {MAX_PASSWORD} characters.")
     args = given({"username": username, "password": password}, origin=origin)
-    finish(call_long(protocol.OP_AUTH_SET, args), lambda r: "credentials set")
+    send(protocol.OP_AUTH_SET, args, lambda r: "credentials set")
 
 
 @click.command()
@@ -164,7 +164,7 @@ def console(limit, level):
     Example:  bp console --level warning
     """
     args = given({"limit": limit}, level=level)
-    finish(call_long(protocol.OP_CONSOLE, args), lambda r: "\n".join(
+    send(protocol.OP_CONSOLE, args, lambda r: "\n".join(
         f"[{m['level']}] {escape(m['text'])}" for m in r["messages"]) or "(no messages)")
 
 
@@ -176,5 +176,5 @@ def errors(limit):
     \b
     Example:  bp errors
     """
-    finish(call_long(protocol.OP_ERRORS, {"limit": limit}), lambda r: "\n".join(
+    send(protocol.OP_ERRORS, {"limit": limit}, lambda r: "\n".join(
         f"{escape(e['message'])} ({escape(e.get('url', ''))}:{e.get('line', '?')})" for e in r["errors"]) or "(no errors)")

@@ -7,8 +7,8 @@ Broker side: broker/emulate/handlers.py and broker/emulate/emulation.py (same op
 import click
 
 from bp import protocol
-from cli.commands import call_long
-from cli.output import escape, finish
+from cli.commands import send
+from cli.output import escape
 
 DEVICE_NAMES = ("iphone-se", "iphone-14", "iphone-15-pro-max", "pixel-7", "galaxy-s23", "ipad-mini", "ipad-air",
                 "ipad-pro-12.9", "galaxy-tab-s9")  # broker/emulate/emulation.py DEVICES holds their metrics
@@ -74,4 +74,4 @@ def emulate(viewport, device, scale, mobile, user_agent, geolocation, timezone, 
                         ("offline", offline), ("reset", reset or None)):
         if value is not None:
             args[name] = value.lower() if name == "device" else value
-    finish(call_long(protocol.OP_EMULATE, args), _render)
+    send(protocol.OP_EMULATE, args, _render)

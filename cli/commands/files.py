@@ -14,7 +14,7 @@ import click
 from bp import outputs, protocol
 from bp.errors import BPError, invalid_argument
 from cli import client, render
-from cli.commands import call_long, given, regular_file
+from cli.commands import given, regular_file, send
 from cli.output import escape, finish
 
 REFS_RE = re.compile(r"^[0-9]{1,5}(,[0-9]{1,5})*$")
@@ -69,7 +69,7 @@ def screenshot(file, full, selector, annotate):
         args["selector"] = selector
     if annotate is not None:
         args["annotate"] = refs
-    finish(call_long(protocol.OP_SCREENSHOT, args, awaited="the screenshot"), file_result)
+    send(protocol.OP_SCREENSHOT, args, file_result, awaited="the screenshot")
 
 
 @click.command()
@@ -85,7 +85,7 @@ def pdf(file, landscape):
     Example:  bp pdf report.pdf --landscape
     """
     args = given(outputs.request_args(file), landscape=landscape)
-    finish(call_long(protocol.OP_PDF, args, awaited="the PDF of the page"), file_result)
+    send(protocol.OP_PDF, args, file_result, awaited="the PDF of the page")
 
 
 def _downloads_view(r):
@@ -134,7 +134,7 @@ def download(selector, file):
                       "or a download id (download-…).", context={"field": "selector"})
     args = outputs.request_args(file)
     args["selector"] = value
-    finish(call_long(protocol.OP_DOWNLOAD, args, awaited="the download's export"), file_result)
+    send(protocol.OP_DOWNLOAD, args, file_result, awaited="the download's export")
 
 
 def _upload_source(path):
@@ -176,4 +176,4 @@ def upload(filepath, ref, nth, limit):
         args["ref"] = ref
     elif nth is not None:
         args["nth"] = nth
-    finish(call_long(protocol.OP_UPLOAD, args), render.observation)
+    send(protocol.OP_UPLOAD, args, render.observation)

@@ -12,8 +12,8 @@ import click
 
 from bp import outputs, protocol
 from bp.errors import invalid_argument
-from cli.commands import ListingGroup, call_long, given, regular_file
-from cli.output import escape, finish
+from cli.commands import ListingGroup, given, regular_file, send
+from cli.output import escape
 
 MOCK_FILE_MAX = 1024 * 1024
 HEADER_RE = re.compile(r"^\s*([!#$%&'*+.^_`|~0-9A-Za-z-]{1,256})\s*:\s?(.*)$", re.S)
@@ -67,7 +67,7 @@ def list_requests(limit, url_glob, method, status, types, after):
     for name, value in (("url", url_glob), ("method", method), ("status", status), ("type", types), ("after", after)):
         if value is not None:
             args[name] = value
-    finish(call_long(protocol.OP_NET, args), _render_requests)
+    send(protocol.OP_NET, args, _render_requests)
 
 
 def _render_show(r):
@@ -107,8 +107,8 @@ def show(request_id, reveal, save):
         args["save"] = True
         from cli.commands.files import file_result
 
-        finish(call_long(protocol.OP_NET_SHOW, args), file_result)
-    finish(call_long(protocol.OP_NET_SHOW, args), _render_show)
+        send(protocol.OP_NET_SHOW, args, file_result)
+    send(protocol.OP_NET_SHOW, args, _render_show)
 
 
 def _render_rule(r):
@@ -124,7 +124,7 @@ def block(pattern):
     \b
     Example:  bp net block '*://*.doubleclick.net/*'
     """
-    finish(call_long(protocol.OP_NET_RULE_ADD, {"type": "block", "pattern": pattern}), _render_rule)
+    send(protocol.OP_NET_RULE_ADD, {"type": "block", "pattern": pattern}, _render_rule)
 
 
 def _read_mock_file(path):
@@ -155,7 +155,7 @@ def mock(pattern, body, file_path, status, content_type):
         args["body"] = body
     else:
         args["bodyBase64"] = base64.b64encode(_read_mock_file(file_path)).decode("ascii")
-    finish(call_long(protocol.OP_NET_RULE_ADD, given(args, contentType=content_type)), _render_rule)
+    send(protocol.OP_NET_RULE_ADD, given(args, contentType=content_type), _render_rule)
 
 
 @net.command("headers")
@@ -183,15 +183,15 @@ def headers(pattern, header):
         from cli.commands.browser_data import secret_from_stdin
 
         from_stdin[0]["value"] = secret_from_stdin("header", 8192)
-    finish(call_long(protocol.OP_NET_RULE_ADD, {"type": "headers", "pattern": pattern, "headers": rows}), _render_rule)
+    send(protocol.OP_NET_RULE_ADD, {"type": "headers", "pattern": pattern, "headers": rows}, _render_rule)
 
 
 @net.command("rules")
 def rules():
     """List this Agent's rules. Precedence: block, then mock, then headers; within a kind the
     most recently added rule first (as listed)."""
-    finish(call_long(protocol.OP_NET_RULES, {}),
-           lambda r: "\n".join(f"{x['id']} {x['type']} {escape(x['pattern'])}" for x in r["rules"]) or "(no rules)")
+    send(protocol.OP_NET_RULES, {},
+         lambda r: "\n".join(f"{x['id']} {x['type']} {escape(x['pattern'])}" for x in r["rules"]) or "(no rules)")
 
 
 @net.command("remove")
@@ -202,13 +202,13 @@ def remove(rule_id, remove_all):
     if bool(rule_id) == bool(remove_all):
         raise invalid_argument("ruleId", "Give a rule id or --all.")
     args = {"all": True} if remove_all else {"ruleId": rule_id}
-    finish(call_long(protocol.OP_NET_RULE_REMOVE, args), lambda r: f"removed {r['removed']}")
+    send(protocol.OP_NET_RULE_REMOVE, args, lambda r: f"removed {r['removed']}")
 
 
 @net.command("clear")
 def clear():
     """Empty this Agent's request journal (rules stay)."""
-    finish(call_long(protocol.OP_NET_CLEAR, {}), lambda r: "journal cleared")
+    send(protocol.OP_NET_CLEAR, {}, lambda r: "journal cleared")
 
 
 @net.command("export")
@@ -233,5 +233,5 @@ def export(file, url, after, reveal, bodies):
             args[name] = value
     from cli.commands.files import file_result
 
-    finish(call_long(protocol.OP_NET_EXPORT, args),
-           lambda r: file_result(r) + f" {r['entries']} request(s)")
+    send(protocol.OP_NET_EXPORT, args,
+         lambda r: file_result(r) + f" {r['entries']} request(s)")

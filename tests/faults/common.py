@@ -40,7 +40,7 @@ def assert_recovered(home, env, chromium, baseline, keys=("browser-pilot-cli",))
     for key in keys:
         done = bp(home, "--client-key", key, "disconnect", env=env)
         assert done.rc == 0, done
-    assert helpers.wait_until(lambda: not leftover(chromium, baseline), timeout=10), leftover(chromium, baseline)
+    assert_tabs_closed(chromium, baseline, timeout=10)
 
 
 def assert_tabs_closed(chromium, baseline, timeout=5):
