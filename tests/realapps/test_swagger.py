@@ -12,9 +12,17 @@ from tests.realapps.conftest import read_log
 pytestmark = [pytest.mark.realapps, pytest.mark.chromium]
 
 
+def operations(agent, site):
+    """The Swagger page once its operations are there: Swagger UI fetches the spec after the page
+    has loaded and renders them then, so the open's own observation may come before them. An
+    Agent waits for late content as for any other."""
+    agent.ok("open", site.url(agent.host, "/swagger/"))
+    agent.ok("wait", "--selector", ".opblock-summary-control")
+    return agent.ok("snapshot")
+
+
 def expand(agent, site, operation):
-    page = agent.ok("open", site.url(agent.host, "/swagger/"))
-    agent.act("click", str(refs(page, "button", operation)[0]))
+    agent.act("click", str(refs(operations(agent, site), "button", operation)[0]))
     return agent.act("click", ref_of(agent.ok("snapshot"), "button", "Try it out"))
 
 
@@ -44,7 +52,6 @@ def test_execute_adds_a_pet_from_the_typed_body(agent, site):
 
 
 def test_expanding_an_operation_reports_its_effect(agent, site):
-    page = agent.ok("open", site.url(agent.host, "/swagger/"))
-    clicked = agent.act("click", str(refs(page, "button", "GET /api/pets List pets")[0]))
+    clicked = agent.act("click", str(refs(operations(agent, site), "button", "GET /api/pets List pets")[0]))
     assert refs(clicked, "button", "Try it out")
     assert clicked["evidence"]["status"] == "verified", clicked["evidence"]
