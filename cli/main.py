@@ -62,6 +62,7 @@ COMMANDS = {
     "audit": ("cli.commands.policy", "audit"),
     "batch": ("cli.commands.batch", "batch"),
     "emulate": ("cli.commands.emulate", "emulate"),
+    "trace": ("cli.commands.trace", "trace"),
 }
 
 # Shown under every command's own --help: global options go before the command.
