@@ -370,8 +370,10 @@ class Traces:
         """After the reply: a small JPEG of the tab, on its worker (behind nothing the Agent asked
         for yet), into the Agent's private storage."""
         note = None
+        began = time.monotonic()
         try:
             data = self.broker.browser.workers.run(raw, lambda worker: _thumbnail(worker), timeout_s=CAPTURE_TIMEOUT_S)
+            step["imageMs"] = round((time.monotonic() - began) * 1000, 1)  # the tab's time spent on it
             if isinstance(data, str):
                 note, data = data, None
             if data is not None:

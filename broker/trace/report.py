@@ -147,8 +147,9 @@ def _step(step, image):
     parts.append("</div>")
     if isinstance(image, bytes):
         data = base64.b64encode(image).decode("ascii")
+        took = f' data-image-ms="{step["imageMs"]}"' if "imageMs" in step else ""
         parts.append(f'<img class="thumb" src="data:image/jpeg;base64,{data}" alt="The tab after step {step["seq"]}" '
-                     f'title="click to enlarge">')
+                     f'title="click to enlarge"{took}>')
     elif image:
         parts.append(f'<div class="noimage">no image: {_e(image)}</div>')
     else:
