@@ -286,8 +286,8 @@ class Traces:
 
     def record(self, request, reply):
         """One step for an answered command of a key that is tracing (any thread)."""
-        if not self._traces or request.op in UNTRACED:
-            return
+        if not self._traces or request.op in UNTRACED or request.batched:
+            return  # a batch's steps are in the batch's own step (a denied one too)
         trace = self._traces.get(request.client)
         if trace is None or not trace.recording:
             return

@@ -65,6 +65,9 @@ def test_a_step_is_scrubbed_of_what_the_page_shows_back_and_other_keys_are_not_t
                    "elements": [{}, {}], "hints": [{"code": "repeated_action"}]})
     traces.record(_request(ops.OP_CLICK, {"ref": 1}, client="agent-b"), {"ok": True})  # not this key's
     traces.record(_request(ops.OP_TRACE_STOP, {}), {"ok": True})  # the trace's own commands are not steps
+    step_of_batch = _request(ops.OP_CLICK, {"ref": 2})
+    step_of_batch.batched = True
+    traces.record(step_of_batch, {"ok": False, "code": "capability_denied", "error": "denied"})  # in the batch's step
     traces.record(_request(ops.OP_CLICK, {"ref": 9}, dispatched=True),
                   {"ok": False, "code": "unknown_outcome", "error": "lost s3cret-typed",
                    "context": {"reason": "deadline", "value": "x", "evidence": {"action": "click"}}})
