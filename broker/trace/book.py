@@ -316,8 +316,10 @@ class Traces:
             evidence = (reply.get("context") or {}).get("evidence")  # unknown_outcome carries it there
         if isinstance(evidence, dict):
             step["evidence"] = _bounded(evidence)
-            if "settle" in evidence:
-                step["settle"] = _bounded(evidence["settle"])
+        # What the command waited for after it acted: in its evidence (an action) or beside it (open).
+        settle = evidence.get("settle") if isinstance(evidence, dict) and "settle" in evidence else reply.get("settle")
+        if settle is not None:
+            step["settle"] = _bounded(settle)
         hints = [h.get("code") for h in reply.get("hints") or () if isinstance(h, dict)]
         if hints:
             step["hints"] = hints[:16]

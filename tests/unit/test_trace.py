@@ -64,6 +64,9 @@ def test_a_step_is_scrubbed_of_what_the_page_shows_back_and_other_keys_are_not_t
                    "evidence": {"action": "type", "status": "verified", "settle": {"waitedMs": 12}},
                    "elements": [{}, {}], "hints": [{"code": "repeated_action"}]})
     traces.record(_request(ops.OP_CLICK, {"ref": 1}, client="agent-b"), {"ok": True})  # not this key's
+    traces.record(_request(ops.OP_OPEN, {"url": "https://x.test/?q=s3cret-typed"}, dispatched=True),
+                  {"ok": True, "title": "Results for s3cret-typed", "url": "https://x.test/?q=s3cret-typed",
+                   "settle": {"requests": 3}})  # open's settle stands beside its observation
     traces.record(_request(ops.OP_TRACE_STOP, {}), {"ok": True})  # the trace's own commands are not steps
     step_of_batch = _request(ops.OP_CLICK, {"ref": 2})
     step_of_batch.batched = True
@@ -72,8 +75,9 @@ def test_a_step_is_scrubbed_of_what_the_page_shows_back_and_other_keys_are_not_t
                   {"ok": False, "code": "unknown_outcome", "error": "lost s3cret-typed",
                    "context": {"reason": "deadline", "value": "x", "evidence": {"action": "click"}}})
     steps = list(trace.steps)
-    assert [s["op"] for s in steps] == ["type", "click"] and [s["seq"] for s in steps] == [1, 2]
-    first, second = steps
+    assert [s["op"] for s in steps] == ["type", "open", "click"] and [s["seq"] for s in steps] == [1, 2, 3]
+    first, opened, second = steps
+    assert opened["settle"] == {"requests": 3} and opened["args"] == {"url": "https://x.test/?q=…"}
     assert first["title"] == "Results for [redacted]" and first["url"] == "https://x.test/?q=…"
     assert first["settle"] == {"waitedMs": 12} and first["counts"] == {"elements": 2}
     assert first["hints"] == ["repeated_action"] and first["outcome"] == "ok"
