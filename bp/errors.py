@@ -38,6 +38,7 @@ ERROR_CODES = (
     "quota_exceeded",  # private storage quota (files issue)
     "command_in_progress",  # a --request-id retry of a command that is still accepted/dispatched
     "target_crashed",  # the tab's renderer crashed or stopped answering: reload it or close it
+    "file_exists",  # an export would replace an existing file (give --overwrite)
 )
 
 _CODE_SET = frozenset(ERROR_CODES)

@@ -134,6 +134,12 @@ OP_EMULATE = _op("emulate", "EmulateArgs", capability="browser.control", runs=TA
 # Mutating: it writes a file (like net.show --save).
 OP_NET_EXPORT = _op("net.export", "NetExportArgs", capability="network.observe", mutating=True)
 
+# --- trace: cli/commands/trace.py, broker/trace/handlers.py ------------------------------------
+# A per-Agent record of every command (broker state: start/stop mutate it); export writes a file.
+OP_TRACE_START = _op("trace.start", "TraceStartArgs", capability="workspace.manage", mutating=True, long=False)
+OP_TRACE_STOP = _op("trace.stop", "EmptyArgs", capability="workspace.manage", mutating=True, long=False)
+OP_TRACE_EXPORT = _op("trace.export", "TraceExportArgs", capability="artifact.read", mutating=True)
+
 OPERATIONS = tuple(OPS)
 MUTATING = frozenset(name for name, op in OPS.items() if op.mutating)
 RECORDED = frozenset(name for name, op in OPS.items() if op.recorded)

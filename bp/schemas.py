@@ -511,6 +511,15 @@ class EmulateArgs(Strict):
             raise ValidationError("give at least one setting, or --reset", field_name="emulate")
 
 
+class TraceStartArgs(Strict):
+    screenshots = fields.Boolean(truthy={True}, falsy={False})
+
+
+class TraceExportArgs(OutputFields):
+    file = fields.String(required=True, validate=validate.Length(min=1, max=4096))
+    overwrite = fields.Boolean(truthy={True}, falsy={False})
+
+
 def _args_schemas():
     """Operation name -> its argument schema, by the name bp/ops.py declares. A declared name
     with no schema class fails here, at broker start, not on the first request."""

@@ -12,4 +12,5 @@ from broker.page import handlers as page  # noqa: F401
 from broker.policy import handlers as policy  # noqa: F401
 from broker.records import handlers as records  # noqa: F401
 from broker.tabs import handlers as tabs  # noqa: F401
+from broker.trace import handlers as trace  # noqa: F401
 from broker.waits import handlers as waits  # noqa: F401

@@ -66,6 +66,7 @@ class Broker:
         self.download_tracker = None  # downloads of every tab (broker/files/downloads.py)
         self.network_hub = None  # journals, rules, credentials, navigation bounds (broker/network/journal.py)
         self.emulations = None  # what each managed tab pretends to be (broker/emulate/emulation.py)
+        self.traces = None  # bp trace: each key's record of its commands (broker/trace/book.py)
 
     def start_services(self):
         """Build the services and hook them to every tab session the browser attaches."""
@@ -73,7 +74,9 @@ class Broker:
         from broker.files.artifacts import Store
         from broker.files.downloads import Tracker
         from broker.network.journal import Hub
+        from broker.trace.book import Traces
 
+        self.traces = Traces(self)
         self.artifact_store = Store(self.home_dir, self.agents)
         self.download_tracker = Tracker(self)
         self.network_hub = Hub(self)
@@ -90,6 +93,7 @@ class Broker:
         self.artifact_store.release_key(key)
         self.download_tracker.forget_key(key)
         self.network_hub.release_key(key)
+        self.traces.release_key(key)
 
     # --- start / stop ---------------------------------------------------------------------------
 
@@ -292,6 +296,7 @@ class Broker:
             error = policy.navigation_denied(request.op, request.args["url"])
         if error is not None:
             self.audit(request, error.envelope())
+            self.trace(request, error.envelope())
             raise error
 
     def audit(self, request, reply):
@@ -302,6 +307,11 @@ class Broker:
                             origin=getattr(request, "audit_origin", None) or self._target_origin(request),
                             command_id=request.command_id,
                             outcome="ok" if reply.get("ok") else str(reply.get("code")))
+
+    def trace(self, request, reply):
+        """A step of the key's trace, if it records one (bp trace; in memory, never fails)."""
+        if self.traces is not None:
+            self.traces.record(request, reply)
 
     def _target_origin(self, request):
         """The origin the command aimed at: bp open's URL, else the Agent's selected tab (origin
@@ -357,6 +367,7 @@ class Broker:
             reply = failure("internal_error", "The Browser Pilot service failed on this request; see its log.")
         if not reply.get("recovered"):
             self.audit(request, reply)
+            self.trace(request, reply)
         reply = self.encode(reply)
         push = getattr(self._local, "push", None)
         if push is None:

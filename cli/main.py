@@ -62,12 +62,13 @@ COMMANDS = {
     "audit": ("cli.commands.policy", "audit"),
     "batch": ("cli.commands.batch", "batch"),
     "emulate": ("cli.commands.emulate", "emulate"),
+    "trace": ("cli.commands.trace", "trace"),
 }
 
 # Shown under every command's own --help: global options go before the command.
 GLOBAL_OPTIONS_EPILOG = (
     "\b\nGlobal options (before the command): --client-key KEY, --request-id ID, --timeout MS,"
-    "\n--json, --human; see 'bp --help'."
+    "\n--json, --human, --fence; see 'bp --help'."
 )
 
 
@@ -148,6 +149,14 @@ def _output_mode(ctx, param, value):
     return value
 
 
+def _fence(ctx, param, value):
+    if value:
+        from cli.output import Mode
+
+        Mode.fence = True
+    return value
+
+
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.option("-V", "--version", is_flag=True, expose_value=False, callback=_version,
               help="Print the version (with --json: also the protocol range) and exit.")
@@ -155,6 +164,8 @@ def _output_mode(ctx, param, value):
               callback=_output_mode, help="Print JSON even on a terminal.")
 @click.option("--human", "output", flag_value="human", is_eager=True, expose_value=False,
               callback=_output_mode, help="Print readable text even when piped.")
+@click.option("--fence", is_flag=True, default=None, is_eager=True, expose_value=False, callback=_fence,
+              help="Wrap page text in a per-call random boundary (env BROWSER_PILOT_FENCE=1).")
 @click.option("--client-key", envvar="BROWSER_PILOT_CLIENT_KEY", default=protocol.DEFAULT_CLIENT_KEY,
               show_default=True, metavar="KEY",
               callback=_check(protocol.CLIENT_KEY_RE, "clientKey", "client key"),

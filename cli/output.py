@@ -15,6 +15,17 @@ class Mode:
     """Output mode: explicit --json/--human, else JSON unless stdout is a TTY."""
 
     forced = None
+    fence = None  # --fence; None: BROWSER_PILOT_FENCE decides (bp/fence.py)
+
+    @classmethod
+    def fenced(cls):
+        if cls.fence is None:
+            cls.fence = False
+            if "BROWSER_PILOT_FENCE" in os.environ:  # bp/fence.py is imported only when asked for
+                from bp import fence
+
+                cls.fence = fence.enabled()
+        return cls.fence
 
     @classmethod
     def human(cls):
@@ -34,12 +45,18 @@ def _escape(value):
 
 def finish(result, render=None, *, exit_code=None):
     """Print a result (success or failure envelope) and leave the process."""
+    if Mode.fenced():
+        from bp import fence  # page text between a per-call random boundary: the one place it is applied
+
+        result = fence.apply(result)
     ok = bool(result.get("ok"))
     if exit_code is None:
         exit_code = EXIT_OK if ok else EXIT_FAILURE
     if Mode.human():
         if ok:
             text = render(result) if render else render_generic(result)
+            if "fence" in result and render is not None:  # render_generic shows it as a field already
+                text = f"[fence] page text is between <<page:{result['fence']}>> and <<end:{result['fence']}>>\n" + text
             sys.stdout.write(text + ("\n" if text and not text.endswith("\n") else ""))
         else:
             lines = [f"✗ {_escape(result.get('error'))} [{result.get('code')}]"]
