@@ -243,7 +243,11 @@ class Holder:
             message = bytes(client.inbox[:end])
             del client.inbox[:end + 1]
             client.scanned = 0
-            self.from_client(client, message)
+            try:
+                self.from_client(client, message)
+            except Exception as exc:  # never let one message end the holder (and the browser)
+                log(f"dropped a client after an unreadable message: {type(exc).__name__}")
+                self.drop(client)
 
     def write_client(self, client):
         try:
@@ -274,7 +278,10 @@ class Holder:
             message = bytes(self.chrome_in[:end])
             del self.chrome_in[:end + 1]
             self.chrome_scanned = 0
-            self.from_chrome(message)
+            try:
+                self.from_chrome(message)
+            except Exception as exc:  # never let one message end the holder (and the browser)
+                log(f"could not route a browser message: {type(exc).__name__}")
 
     def write_chrome(self):
         try:
@@ -389,6 +396,14 @@ def fcntl_dupfd(fd, lowest=10):
     import fcntl
 
     return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, lowest)
+
+
+def log(message):
+    """One line to our stderr: the launch log (logs/launched-browser.log)."""
+    try:
+        os.write(2, f"pipe holder: {message}\n".encode())
+    except OSError:
+        pass
 
 
 def report(line):

@@ -288,3 +288,19 @@ def test_the_socket_refuses_a_message_without_an_id(home, launched):
         assert cdp.call("Browser.getVersion")["result"]["product"]
     finally:
         cdp.shutdown()
+
+
+def test_a_long_home_puts_the_socket_in_the_short_owner_only_runtime_dir(tmp_path):
+    home = str(tmp_path / ("x" * 60) / ("y" * 60))
+    env = helpers.bp_env(home, BROWSER_PILOT_CHROME=helpers.chromium_path())
+    try:
+        assert bp(home, "launch", "--headless", env=env).rc == 0
+        path = socket_path(home)
+        assert path.startswith("/tmp/browser-pilot-") and len(path) <= 100
+        assert stat.S_IMODE(os.lstat(path).st_mode) == 0o600
+        assert stat.S_IMODE(os.stat(os.path.dirname(path)).st_mode) == 0o700
+        assert bp(home, "connect", "--browser", "launched", env=env).rc == 0
+    finally:
+        bp(home, "disconnect", env=env)
+        bp(home, "launch", "--stop", env=env)
+        helpers.stop_brokers(home)
