@@ -98,8 +98,10 @@ def launch(home_dir, headless, extra_args=()):
         # alone still leaves them in ~/.config/chromium/Crash Reports).
         env = dict(os.environ, BREAKPAD_DUMP_LOCATION=os.path.join(profile, CRASH_DUMPS))
         holder = [sys.executable, "-m", "janitor.pipe_holder", "--socket", discovery.launched_socket(home_dir), "--"]
+        # cwd "/": `python -m` puts the working directory first on sys.path, and a `janitor`
+        # package there must never stand in for ours (the broker starts the same way).
         proc = subprocess.Popen(holder + args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log_fd,
-                                start_new_session=True, close_fds=True, env=env)
+                                start_new_session=True, close_fds=True, env=env, cwd="/")
     finally:
         os.close(log_fd)
     record = None

@@ -11,6 +11,7 @@ import os
 import signal
 import socket
 import stat
+import subprocess
 import psutil
 import pytest
 
@@ -304,3 +305,19 @@ def test_a_long_home_puts_the_socket_in_the_short_owner_only_runtime_dir(tmp_pat
         bp(home, "disconnect", env=env)
         bp(home, "launch", "--stop", env=env)
         helpers.stop_brokers(home)
+
+
+def test_a_janitor_package_in_the_working_directory_is_never_run(home, tmp_path):
+    impostor = tmp_path / "janitor"
+    impostor.mkdir()
+    (impostor / "__init__.py").write_text("")
+    marker = tmp_path / "ran"
+    (impostor / "pipe_holder.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    env = helpers.bp_env(home, BROWSER_PILOT_CHROME=helpers.chromium_path())
+    try:
+        result = subprocess.run([helpers.BP, "launch", "--headless"], env=env, cwd=str(tmp_path),
+                                capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+        assert result.returncode == 0, result
+        assert not marker.exists()
+    finally:
+        bp(home, "launch", "--stop", env=env)
