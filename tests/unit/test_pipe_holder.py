@@ -141,3 +141,26 @@ def test_a_message_without_a_leading_id_drops_the_client_and_is_not_forwarded(ri
     rig.pump()
     assert a.gone
     assert rig.commands() == []
+
+
+def test_discovery_reads_the_launched_socket_only_when_it_is_our_owner_only_socket(tmp_path):
+    from bp import discovery
+
+    home = str(tmp_path)
+    path = discovery.launched_socket(home)
+    assert discovery.read_launched_endpoint(home) is None
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(path)
+    try:
+        os.chmod(path, 0o600)
+        assert discovery.read_launched_endpoint(home) == ("unix", path)
+        assert discovery.endpoint_url(("unix", path)) == f"unix:{path}"
+        os.chmod(path, 0o660)
+        assert discovery.read_launched_endpoint(home) == "stale"
+    finally:
+        listener.close()
+    os.unlink(path)
+    with open(path, "w"):
+        pass  # a regular file where the socket should be
+    assert discovery.read_launched_endpoint(home) == "stale"
+    assert discovery.endpoint_url((9222, "/devtools/browser/x")) == "ws://127.0.0.1:9222/devtools/browser/x"
