@@ -164,3 +164,38 @@ def test_discovery_reads_the_launched_socket_only_when_it_is_our_owner_only_sock
         pass  # a regular file where the socket should be
     assert discovery.read_launched_endpoint(home) == "stale"
     assert discovery.endpoint_url((9222, "/devtools/browser/x")) == "ws://127.0.0.1:9222/devtools/browser/x"
+
+
+def test_the_janitor_refuses_a_broker_payload_holding_a_nul_on_the_pipe_transport(tmp_path):
+    """A NUL ends a message on the pipe: one inside a broker payload would smuggle a second,
+    unchecked command (e.g. one with a janitor-range id) past the janitor."""
+    import zmq
+
+    from bp import janitor_pipe as jp
+    from janitor.relay import Janitor
+
+    path = str(tmp_path / "cdp.sock")
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(path)
+    server.listen(1)
+    ctx = zmq.Context()
+    broker = ctx.socket(zmq.PAIR)
+    broker.bind(f"ipc://{tmp_path}/pipe.sock")
+    janitor = Janitor(f"ipc://{tmp_path}/pipe.sock", f"unix:{path}", 5)
+    try:
+        assert janitor.connect_browser() is None
+        browser, _ = server.accept()
+        browser.settimeout(0.5)
+        janitor.on_broker([jp.CDP, b'{"id":1,"method":"Browser.getVersion"}\0{"id":1073741999,"method":"Browser.close"}'])
+        kind, payload = broker.recv_multipart()
+        assert kind == jp.RESULT and json.loads(payload)["error"]["code"] == "janitor_error"
+        janitor.on_broker([jp.CDP, b'{"id":2,"method":"Browser.getVersion"}'])
+        assert browser.recv(4096) == b'{"id":2,"method":"Browser.getVersion"}\0'  # only the clean one
+        browser.close()
+    finally:
+        janitor.ws.shutdown()
+        janitor.pipe.close(linger=0)
+        janitor.ctx.destroy(linger=0)
+        broker.close(linger=0)
+        ctx.destroy(linger=0)
+        server.close()
