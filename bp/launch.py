@@ -76,7 +76,7 @@ def launch(home_dir, headless, extra_args=()):
     paths.ensure_private_dir(profile)
     endpoint_file = os.path.join(profile, discovery.ENDPOINT_FILE)
     try:
-        os.unlink(endpoint_file)  # stale from a previous run: only a fresh one proves readiness
+        os.unlink(endpoint_file)  # a TCP-port launch's (older versions): never read as this one's
     except FileNotFoundError:
         pass
     args = [executable, f"--user-data-dir={profile}", "--remote-debugging-pipe",

@@ -341,8 +341,8 @@ def serve(janitor):
 
 def read_ws_url(fd, limit=4096):
     """The DevTools WebSocket URL (or `unix:<path>`, janitor/unix_cdp.py), the first line on
-    stdin (never argv: `ps` shows argv to every local user). Reads byte by byte so nothing past the line is consumed: what follows
-    on stdin is only the broker's EOF."""
+    stdin (never argv: `ps` shows argv to every local user). Reads byte by byte so nothing past
+    the line is consumed: what follows on stdin is only the broker's EOF."""
     line = b""
     while not line.endswith(b"\n"):
         byte = os.read(fd, 1)
