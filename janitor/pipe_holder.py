@@ -20,8 +20,10 @@ What a WebSocket close did for free, the holder does by hand, because the pipe n
     browser-level auto-attach) are detached, so a tab paused by waitForDebuggerOnStart runs
     and its Fetch interception ends; the browser contexts it created are disposed (Chromium's
     default for a closed connection); its auto-attach, the download behaviour it set and,
-    once no client wants it, target discovery are turned off. When the last client leaves,
-    every root session still attached is detached too.
+    once no client wants it, target discovery are turned off. What a reply creates after its
+    client left is undone at once, and so is a tab that a departed client's auto-attach still
+    holds for a debugger. When the last client leaves, every root session still attached is
+    detached too.
 Events are sent to every connected client (normally exactly one: the janitor; a second one
 exists only while a retiring janitor finishes its cleanup, or for a test's own inspection).
 """
@@ -143,7 +145,9 @@ class Holder:
                 if callback:
                     callback(json.loads(message))
                 return
-            if method in _TRACKED_REPLIES and not client.gone:
+            if method in _TRACKED_REPLIES and client.gone:
+                self.undo_late(json.loads(message).get("result") or {})
+            elif method in _TRACKED_REPLIES:
                 result = json.loads(message).get("result") or {}
                 if result.get("sessionId"):
                     for other in self.clients.values():
@@ -166,12 +170,23 @@ class Holder:
                         # Auto-attached, or an explicit attach whose reply (right behind this
                         # event) moves it to the client that asked.
                         self.auto_attacher.sessions.add(session)
+                    elif (event.get("params") or {}).get("waitingForDebugger"):
+                        # The auto-attach of a client that has left, still in flight: nobody
+                        # would ever let this tab run.
+                        self.command("Target.detachFromTarget", {"sessionId": session})
                 else:
                     self.sessions.discard(session)
                     for client in self.clients.values():
                         client.sessions.discard(session)
         for client in list(self.clients.values()):
             self.queue(client, message)
+
+    def undo_late(self, result):
+        """A reply that came after its client left: what it created goes at once."""
+        if result.get("sessionId"):
+            self.command("Target.detachFromTarget", {"sessionId": result["sessionId"]})
+        if result.get("browserContextId"):
+            self.command("Target.disposeBrowserContext", {"browserContextId": result["browserContextId"]})
 
     def queue(self, client, *parts):
         for part in parts:

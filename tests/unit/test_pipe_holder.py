@@ -199,3 +199,34 @@ def test_the_janitor_refuses_a_broker_payload_holding_a_nul_on_the_pipe_transpor
         broker.close(linger=0)
         ctx.destroy(linger=0)
         server.close()
+
+
+def test_what_a_reply_creates_after_its_client_left_is_undone_at_once(rig):
+    (a, a_sock), (b, b_sock) = rig.client(), rig.client()
+    a_sock.sendall(b'{"id":1,"method":"Target.attachToTarget","params":{"targetId":"T","flatten":true}}\0'
+                   b'{"id":2,"method":"Target.createBrowserContext","params":{}}\0')
+    sent = rig.commands()
+    a_sock.close()
+    rig.pump()
+    rig.commands()
+    rig.chrome_says({"method": "Target.attachedToTarget", "params": {"sessionId": "LATE", "targetInfo": {},
+                                                                     "waitingForDebugger": False}})
+    rig.chrome_says({"id": sent[0]["id"], "result": {"sessionId": "LATE"}})
+    rig.chrome_says({"id": sent[1]["id"], "result": {"browserContextId": "CTX"}})
+    assert [(m["method"], m["params"]) for m in rig.commands()] == [
+        ("Target.detachFromTarget", {"sessionId": "LATE"}),
+        ("Target.disposeBrowserContext", {"browserContextId": "CTX"})]
+
+
+def test_a_tab_held_by_a_departed_auto_attach_is_let_go(rig):
+    (a, a_sock), (b, b_sock) = rig.client(), rig.client()
+    a_sock.sendall(b'{"id":1,"method":"Target.setAutoAttach","params":{"autoAttach":true,'
+                   b'"waitForDebuggerOnStart":true,"flatten":true}}\0')
+    rig.commands()
+    a_sock.close()
+    rig.pump()
+    assert "Target.setAutoAttach" in [m["method"] for m in rig.commands()]
+    # Auto-attached before Chromium saw the reset: the tab waits for a debugger nobody is.
+    rig.chrome_says({"method": "Target.attachedToTarget", "params": {"sessionId": "HELD", "targetInfo": {},
+                                                                     "waitingForDebugger": True}})
+    assert [(m["method"], m["params"]) for m in rig.commands()] == [("Target.detachFromTarget", {"sessionId": "HELD"})]
