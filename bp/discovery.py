@@ -19,6 +19,9 @@ from bp.errors import invalid_argument, remediation
 
 ENDPOINT_FILE = "DevToolsActivePort"
 ENDPOINT_MAX_BYTES = 1024
+# The launched browser has no TCP port: its pipe holder (janitor/pipe_holder.py) serves CDP on
+# this owner-only socket in the runtime directory; its endpoint is ("unix", path).
+LAUNCHED_SOCKET_NAME = "launched-cdp.sock"
 
 # key, product, channel, user-data root, executable names on PATH / install paths
 _LINUX = (
@@ -86,6 +89,35 @@ def read_endpoint(data_dir):
     if not (1 <= port <= 65535) or not ws_path.startswith("/devtools/browser/") or len(ws_path) > 256:
         return "stale"
     return port, ws_path
+
+
+def launched_socket(home_dir):
+    return os.path.join(paths.runtime_dir(home_dir), LAUNCHED_SOCKET_NAME)
+
+
+def read_launched_endpoint(home_dir):
+    """("unix", socket path) of the launched browser's pipe holder, None when absent, "stale"
+    when the path is not our own owner-only socket."""
+    import stat
+
+    path = launched_socket(home_dir)
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return "stale"
+    if not stat.S_ISSOCK(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o077:
+        return "stale"
+    return "unix", path
+
+
+def endpoint_url(endpoint):
+    """What the janitor connects to: the browser WebSocket, or `unix:<path>` (janitor/unix_cdp.py)."""
+    if endpoint[0] == "unix":
+        return f"unix:{endpoint[1]}"
+    port, ws_path = endpoint
+    return f"ws://127.0.0.1:{port}{ws_path}"
 
 
 def _singleton_lock_pid(data_dir):
@@ -251,7 +283,10 @@ def discover(home_dir, browser_filter=None, *, overlay=None):
             state = _launched_process_state(home_dir)
         else:
             state = process_state(root, exes, _process_table)
-        endpoint = read_endpoint(root)
+        if key == "launched" and (launched_record(home_dir) or {}).get("transport") == "pipe":
+            endpoint = read_launched_endpoint(home_dir)
+        else:
+            endpoint = read_endpoint(root)
         remote, auth, overall, fix = _derive(state, endpoint)
         if overlay and cid in overlay and isinstance(endpoint, tuple):
             overall, auth = overlay[cid]

@@ -1,12 +1,15 @@
 """`bp launch`: a private Chromium/Chrome with a Browser Pilot-owned profile under the home.
 
-The browser is started detached with --remote-debugging-port=0; Chrome writes the port it chose
-to DevToolsActivePort, which passive discovery reads. The pid + start time are recorded so that
+The browser has no DevTools TCP port, which any local user could reach: it is started with
+--remote-debugging-pipe by a detached pipe holder (janitor/pipe_holder.py), which serves the
+CDP stream on an owner-only Unix socket in the runtime directory (discovery.launched_socket)
+once the browser answers. The browser's and the holder's pid + start time are recorded so that
 `bp launch --stop` can stop exactly this browser and nothing else.
 """
 
 import json
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -73,10 +76,10 @@ def launch(home_dir, headless, extra_args=()):
     paths.ensure_private_dir(profile)
     endpoint_file = os.path.join(profile, discovery.ENDPOINT_FILE)
     try:
-        os.unlink(endpoint_file)  # stale from a previous run: only a fresh one proves readiness
+        os.unlink(endpoint_file)  # a TCP-port launch's (older versions): never read as this one's
     except FileNotFoundError:
         pass
-    args = [executable, f"--user-data-dir={profile}", "--remote-debugging-port=0",
+    args = [executable, f"--user-data-dir={profile}", "--remote-debugging-pipe",
             "--no-first-run", "--no-default-browser-check", "--disable-background-networking",
             "--disable-component-update", "--disable-sync", "--disable-default-apps",
             # A renderer crash's dump stays with this private profile, not in ~/.config/chromium.
@@ -94,29 +97,60 @@ def launch(home_dir, headless, extra_args=()):
         # Chromium's crash reporter takes its dump location from this variable (the flag above
         # alone still leaves them in ~/.config/chromium/Crash Reports).
         env = dict(os.environ, BREAKPAD_DUMP_LOCATION=os.path.join(profile, CRASH_DUMPS))
-        proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log_fd, stderr=log_fd,
-                                start_new_session=True, close_fds=True, env=env)
+        holder = [sys.executable, "-m", "janitor.pipe_holder", "--socket", discovery.launched_socket(home_dir), "--"]
+        # cwd "/": `python -m` puts the working directory first on sys.path, and a `janitor`
+        # package there must never stand in for ours (the broker starts the same way).
+        proc = subprocess.Popen(holder + args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log_fd,
+                                start_new_session=True, close_fds=True, env=env, cwd="/")
     finally:
         os.close(log_fd)
-    record = {"schemaVersion": 1, "pid": proc.pid, "startTime": identity.process_start_time(proc.pid),
-              "executable": executable, "product": _product(executable), "userDataDir": profile,
-              "headless": bool(headless), "launchedAt": int(time.time() * 1000)}
-    paths.replace_private_file(_record_path(home_dir), json.dumps(record, indent=1).encode())
-    deadline = time.monotonic() + START_WAIT_S
-    while time.monotonic() < deadline:
-        if isinstance(discovery.read_endpoint(profile), tuple):
-            return _public(record, already_running=False)
-        if proc.poll() is not None:
-            break
-        time.sleep(0.02)
+    record = None
+    try:
+        for line in _holder_lines(proc.stdout, time.monotonic() + START_WAIT_S):
+            if line.startswith("pid ") and line[4:].isdigit() and record is None:
+                pid = int(line[4:])
+                record = {"schemaVersion": 1, "pid": pid, "startTime": identity.process_start_time(pid),
+                          "executable": executable, "product": _product(executable), "userDataDir": profile,
+                          "headless": bool(headless), "launchedAt": int(time.time() * 1000), "transport": "pipe",
+                          "holderPid": proc.pid, "holderStartTime": identity.process_start_time(proc.pid)}
+                paths.replace_private_file(_record_path(home_dir), json.dumps(record, indent=1).encode())
+            elif line == "ready" and record is not None:
+                return _public(record, already_running=False)
+    finally:
+        proc.stdout.close()
+    if record is not None:
+        _stop_pid(record["pid"], record["startTime"])
     code = proc.poll()
     if code is None:
-        _stop_pid(proc.pid, record["startTime"])
+        _stop_pid(proc.pid, identity.process_start_time(proc.pid))
+    try:
+        proc.wait(5.0)
+    except subprocess.TimeoutExpired:
+        pass
+    code = proc.poll()
     paths.unlink_if_same(_record_path(home_dir), paths.file_identity(_record_path(home_dir)))
     raise BPError("browser_not_found", "The browser did not start with remote debugging.",
                   context={"executable": executable, "exitCode": code, "log": log_path},
                   remediation={"code": "start_browser", "actionRequired": True,
                                "message": f"See {log_path} for the browser's own output."})
+
+
+def _holder_lines(stream, deadline):
+    """The pipe holder's status lines ("pid N", then "ready", or "exited" / "failed ...")
+    until it closes its stdout or the deadline passes."""
+    buffer = b""
+    fd = stream.fileno()
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+            return
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            return
+        buffer += chunk
+        while b"\n" in buffer:
+            line, buffer = buffer.split(b"\n", 1)
+            yield line.decode("utf-8", "replace")
 
 
 def stop(home_dir):
@@ -128,6 +162,9 @@ def stop(home_dir):
     stopped = False
     if identity.is_alive(record.get("pid"), record.get("startTime")):
         stopped = _stop_pid(record["pid"], record.get("startTime"))
+    if record.get("holderPid"):
+        # The holder leaves once the browser's pipe closes; this only ends one left behind.
+        _stop_pid(record["holderPid"], record.get("holderStartTime"))
     paths.unlink_if_same(path, ident)
     return {"stopped": stopped, "pid": record.get("pid")}
 

@@ -22,6 +22,7 @@ import websocket
 import zmq
 
 from bp import janitor_pipe as jp
+from janitor import unix_cdp
 from janitor.ownership import Ownership
 
 POLL_MS = 200
@@ -68,7 +69,18 @@ class Janitor:
     # --- talking to Chrome -------------------------------------------------------------------
 
     def connect_browser(self):
-        """Open the WebSocket; returns None or a failure reason for the broker."""
+        """Open the WebSocket (or the launched browser's Unix socket); returns None or a
+        failure reason for the broker."""
+        if self.ws_url.startswith(unix_cdp.PREFIX):
+            try:
+                self.ws = unix_cdp.UnixCdp(self.ws_url[len(unix_cdp.PREFIX):], self.handshake_timeout_s)
+            except (ConnectionRefusedError, FileNotFoundError) as exc:
+                return {"reason": "refused", "message": f"The launched browser's pipe holder is gone: {type(exc).__name__}"}
+            except (socket.timeout, TimeoutError):
+                return {"reason": "timeout", "message": "The launched browser's pipe holder did not answer in time."}
+            except OSError as exc:
+                return {"reason": "error", "message": f"{type(exc).__name__}: {str(exc)[:300]}"}
+            return None
         try:
             self.ws = websocket.create_connection(
                 self.ws_url, timeout=self.handshake_timeout_s, suppress_origin=True,
@@ -157,7 +169,8 @@ class Janitor:
         kind, payload = frames
         if kind == jp.CDP:
             if len(payload) > jp.MAX_BROKER_MESSAGE_BYTES or jp.peek_id(payload) is None \
-                    or jp.peek_id(payload) >= jp.JANITOR_ID_BASE:
+                    or jp.peek_id(payload) >= jp.JANITOR_ID_BASE \
+                    or (isinstance(self.ws, unix_cdp.UnixCdp) and b"\0" in payload):
                 self.send(jp.RESULT, {"id": jp.peek_id(payload), "error": {
                     "code": "janitor_error", "message": "refused a malformed or oversized CDP message"}})
                 return
@@ -327,9 +340,9 @@ def serve(janitor):
 
 
 def read_ws_url(fd, limit=4096):
-    """The DevTools WebSocket URL, the first line on stdin (never argv: `ps` shows argv to
-    every local user). Reads byte by byte so nothing past the line is consumed: what follows
-    on stdin is only the broker's EOF."""
+    """The DevTools WebSocket URL (or `unix:<path>`, janitor/unix_cdp.py), the first line on
+    stdin (never argv: `ps` shows argv to every local user). Reads byte by byte so nothing past
+    the line is consumed: what follows on stdin is only the broker's EOF."""
     line = b""
     while not line.endswith(b"\n"):
         byte = os.read(fd, 1)

@@ -120,7 +120,7 @@ class Browser:
                                    "candidates": [{"id": c["id"], "product": c["product"], "channel": c["channel"],
                                                    "userDataRoot": c["userDataRoot"]} for c, _ in viable][:16]},
                           remediation=remediation("select_browser"))
-        candidate, (port, ws_path) = viable[0]
+        candidate, endpoint = viable[0]
         # The attempt's generation becomes the browser's only once it is ready (BR-12): a failed
         # or refused attempt leaves it where the last real connection put it.
         generation = self.generation + 1
@@ -129,7 +129,7 @@ class Browser:
         self.identities = {}
         self.targets = Targets()
         self.targets.on_destroyed.append(self._target_gone)
-        conn = BrowserConnection(self.ctx, self.run_dir, candidate, f"ws://127.0.0.1:{port}{ws_path}",
+        conn = BrowserConnection(self.ctx, self.run_dir, candidate, discovery.endpoint_url(endpoint),
                                  generation, HANDSHAKE_TIMEOUT_S, on_event=self.targets.on_event,
                                  on_dispatch=self.on_dispatch)
         conn.on_ready = self._connected

@@ -62,10 +62,9 @@ def test_launch_with_a_missing_executable_is_browser_not_found(home):
 
 def test_a_renderer_crash_leaves_its_dump_in_the_launched_profile(home, pages):
     import glob
-    import json
-    import urllib.request
 
-    import websocket
+    from bp import discovery
+    from janitor.unix_cdp import UnixCdp
 
     env = helpers.bp_env(home, BROWSER_PILOT_CHROME=helpers.chromium_path())
     launched = bp(home, "launch", "--headless", env=env)
@@ -74,12 +73,17 @@ def test_a_renderer_crash_leaves_its_dump_in_the_launched_profile(home, pages):
     try:
         assert bp(home, "connect", "--browser", "launched", env=env).rc == 0
         assert bp(home, "open", "--new", pages.page("<p>doomed</p>", title="doomed"), env=env).rc == 0
-        port = open(os.path.join(profile, "DevToolsActivePort")).read().split()[0]
-        listing = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10).read())
-        page = [t for t in listing if t["type"] == "page" and t["title"] == "doomed"][0]
-        ws = websocket.create_connection(page["webSocketDebuggerUrl"], suppress_origin=True, timeout=10)
-        ws.send(json.dumps({"id": 1, "method": "Page.crash", "params": {}}))
-        ws.close()
+        # The launched browser has no DevTools port: the test reaches it through the owner-only
+        # socket of its pipe holder, as the janitor does.
+        cdp = UnixCdp(discovery.launched_socket(home), 10)
+        try:
+            infos = cdp.call("Target.getTargets")["result"]["targetInfos"]
+            page = [t for t in infos if t["type"] == "page" and t["title"] == "doomed"][0]
+            session = cdp.call("Target.attachToTarget", {"targetId": page["targetId"], "flatten": True},
+                               call_id=2)["result"]["sessionId"]
+            cdp.send('{"id":3,"method":"Page.crash","params":{},"sessionId":"%s"}' % session)
+        finally:
+            cdp.shutdown()
         dumps = os.path.join(profile, "Crash Reports")
         assert helpers.wait_until(lambda: glob.glob(os.path.join(dumps, "**", "*.dmp"), recursive=True), 30)
         crashed = bp(home, "snapshot", env=env)
