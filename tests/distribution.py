@@ -44,7 +44,8 @@ def release_dir(tmp_path_factory):
     extras bring build, setuptools and wheel into this venv)."""
 
     def make(directory):
-        run([sys.executable, "-m", "release.build", "--out", os.path.join(directory, "dist"), "--no-isolation"],
+        run([sys.executable, "-m", "release.build", "--out", os.path.join(directory, "dist"), "--no-isolation",
+             "--no-archive"],
             cwd=ROOT)
 
     return os.path.join(_once(shared_root(tmp_path_factory), "release", make), "dist")
