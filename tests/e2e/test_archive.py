@@ -1,0 +1,123 @@
+"""The self-contained archive (release/archive.py): unpacked in a fresh directory and run with a
+clean environment (only PATH=/usr/bin:/bin and HOME), its `bp` is the CLI, the broker and the
+janitor — no Python of the host's is involved (each process's executable is the archive's bp) —
+and it does the main job and the crash boundary on real Chromium."""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tarfile
+
+import psutil
+import pytest
+
+from release import build
+from tests import distribution, helpers
+
+pytestmark = pytest.mark.archive
+
+PAGE = """<!doctype html><title>Archive smoke</title>
+<button type="button" onclick="this.textContent = 'Clicked ' + (++window.n)">Clicked 0</button>
+<script>window.n = 0;</script>"""
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory):
+    dist = distribution.archive_release_dir(tmp_path_factory)
+    return dist, distribution.release_index(dist)
+
+
+def test_archive_is_indexed_with_its_sidecar(release):
+    dist, index = release
+    asset = next(a for a in index["assets"] if a["kind"] == "archive")
+    assert asset["file"] == f"browser-pilot-{index['version']}-linux-x86_64.tar.gz" == index["archive"]["file"]
+    assert index["archive"]["executable"] == f"browser-pilot-{index['version']}-linux-x86_64/bp"
+    assert index["archive"]["packager"].startswith("PyInstaller ")
+    check = subprocess.run(["sha256sum", "-c", asset["checksumFile"]], cwd=dist, capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert build.verify_release(dist)["archive"] == index["archive"]
+
+
+def test_a_damaged_archive_is_refused_by_verify(release, tmp_path):
+    dist, index = release
+    copy = tmp_path / "dist"
+    shutil.copytree(dist, copy)
+    name = index["archive"]["file"]
+    with open(copy / name, "r+b") as fh:  # one byte inside the gzip stream
+        fh.seek(os.path.getsize(copy / name) // 2)
+        byte = fh.read(1)
+        fh.seek(-1, os.SEEK_CUR)
+        fh.write(bytes([byte[0] ^ 0xFF]))
+    with pytest.raises(build.ReleaseError) as refused:
+        build.verify_release(str(copy))
+    assert any(name in problem for problem in refused.value.problems), refused.value.problems
+
+
+def test_unpacked_archive_runs_cli_broker_and_janitor_without_python(release, pages):
+    dist, index = release
+    root = helpers.short_tmpdir("bpa-")
+    user_home = os.path.join(root, "home")
+    os.makedirs(user_home)
+    browser = None
+    bp_home = os.path.join(user_home, ".browser-pilot")  # the default home under HOME
+    try:
+        with tarfile.open(os.path.join(dist, index["archive"]["file"])) as tar:
+            tar.extractall(root, filter="tar")
+        top = os.path.join(root, index["archive"]["topDirectory"])
+        executable = os.path.join(root, index["archive"]["executable"])
+        sums = subprocess.run(["sha256sum", "--quiet", "-c", "SHA256SUMS"], cwd=top, capture_output=True, text=True)
+        assert sums.returncode == 0, sums.stdout[-2000:] + sums.stderr[-2000:]
+        with open(os.path.join(top, "licenses", "INDEX.txt")) as fh:
+            licences = fh.read()
+        for name in ("Python", "pyzmq", "websocket-client", "click", "psutil", "orjson", "pyinstaller"):
+            assert name in licences
+        with open(os.path.join(top, "browser-pilot-archive.json")) as fh:
+            assert json.load(fh)["version"] == index["version"]
+
+        # The person's Chromium in its default place under HOME: discovery finds it with no
+        # BROWSER_PILOT_* variable at all.
+        browser = helpers.Chromium(os.path.join(user_home, ".config", "chromium"))
+        clean = {"PATH": "/usr/bin:/bin", "HOME": user_home}
+
+        def bp(*args):
+            proc = subprocess.run([executable, *args], env=clean, cwd=root, capture_output=True, text=True,
+                                  timeout=90, stdin=subprocess.DEVNULL)
+            result = helpers.Result(proc)
+            assert result.rc == 0 and result.json and result.json["ok"] is True, result
+            return result.json
+
+        assert subprocess.run([executable, "--version"], env=clean, capture_output=True, text=True).stdout.strip() \
+            == index["version"]
+        baseline = set(browser.pages())
+        assert bp("connect")["connectionGeneration"] >= 1
+        opened = bp("open", pages.page(PAGE, title="Archive smoke"))
+        assert opened["title"] == "Archive smoke"
+        button = next(e["ref"] for e in opened["elements"] if e["name"] == "Clicked 0")
+        clicked = bp("click", str(button))
+        assert any(e["name"] == "Clicked 1" for e in clicked["elements"]), clicked
+
+        status = bp("status")
+        roles = {p["role"]: p["pid"] for p in status["processes"]}
+        assert set(roles) == {"broker", "janitor"}, status["processes"]
+        for role, pid in roles.items():
+            proc = psutil.Process(pid)
+            assert proc.exe() == os.path.realpath(executable), (role, proc.exe())  # no host Python
+            assert proc.cmdline()[1:3] == ["-m", role]
+        managed = set(browser.pages()) - baseline
+        assert len(managed) == 1
+
+        os.kill(roles["broker"], signal.SIGKILL)  # the crash: the janitor closes the managed tab
+        assert helpers.wait_until(lambda: not managed & set(browser.pages()), timeout=10), browser.pages()
+
+        assert bp("connect")["ok"] is True  # a fresh broker from the archive
+        done = bp("disconnect")
+        assert done["released"] is True and done["brokerStopped"] is True
+        assert helpers.wait_until(lambda: not helpers.brokers_for(bp_home), timeout=10)
+        assert helpers.wait_until(lambda: not set(browser.pages()) - baseline, timeout=10)
+    finally:
+        helpers.stop_brokers(bp_home)
+        if browser is not None:
+            browser.stop()
+        shutil.rmtree(root, ignore_errors=True)
