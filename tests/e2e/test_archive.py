@@ -17,6 +17,7 @@ from release import build
 from tests import distribution, helpers
 
 pytestmark = pytest.mark.archive
+pytest_plugins = ("pytester",)
 
 PAGE = """<!doctype html><title>Archive smoke</title>
 <button type="button" onclick="this.textContent = 'Clicked ' + (++window.n)">Clicked 0</button>
@@ -120,4 +121,31 @@ def test_unpacked_archive_runs_cli_broker_and_janitor_without_python(release, pa
         helpers.stop_brokers(bp_home)
         if browser is not None:
             browser.stop()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_pytest_plugin_tests_the_archive_bp(release, pytester, monkeypatch):
+    """docs/pytest-plugin.md: BROWSER_PILOT_BP points the plugin's Agent at the archive's bp."""
+    from tests.e2e.test_pytest_plugin import EXAMPLE_NAME, example_text
+
+    dist, index = release
+    root = helpers.short_tmpdir("bpa-plugin-")
+    try:
+        with tarfile.open(os.path.join(dist, index["archive"]["file"])) as tar:
+            tar.extractall(root, filter="tar")
+        for name in [k for k in os.environ if k.startswith(("BROWSER_PILOT_", "PYTEST_XDIST"))]:
+            monkeypatch.delenv(name)
+        monkeypatch.setenv("BROWSER_PILOT_BP", os.path.join(root, index["archive"]["executable"]))
+        pytester.makepyfile(**{EXAMPLE_NAME[:-3]: example_text() + """
+
+def test_the_service_is_the_archive(bp_agent):
+    import os, psutil
+    bp_agent.run("connect")
+    for pid in bp_agent.processes().values():
+        assert psutil.Process(pid).exe() == os.path.realpath(bp_agent.executable)
+"""})
+        result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-q", "-k", "broker_crash or the_archive",
+                                               timeout=300)
+        result.assert_outcomes(passed=2, deselected=3)
+    finally:
         shutil.rmtree(root, ignore_errors=True)
