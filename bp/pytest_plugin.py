@@ -96,9 +96,11 @@ class DevTools:
 
 
 class Browser:
-    """A private headless Chromium standing for the person's browser."""
+    """A private headless Chromium standing for the person's browser: its profile is `root` (a new
+    temporary directory, removed by stop(), unless one is given), its DevTools port `port`."""
 
     def __init__(self, root=None, extra_args=()):
+        self._own_root = root is None  # a profile made here is removed by stop(); a given one stays
         self.root = root or tempfile.mkdtemp(prefix="bp-chromium-", dir="/tmp")
         os.makedirs(self.root, mode=0o700, exist_ok=True)
         args = [chromium_path(), f"--user-data-dir={self.root}", *CHROMIUM_FLAGS, *extra_args]
@@ -186,7 +188,8 @@ class Browser:
             self.proc.wait(10)
         except subprocess.TimeoutExpired:
             pass
-        shutil.rmtree(self.root, ignore_errors=True)
+        if self._own_root:
+            shutil.rmtree(self.root, ignore_errors=True)
 
 
 def _pid_gone(pid):
