@@ -149,3 +149,40 @@ def test_the_service_is_the_archive(bp_agent):
         result.assert_outcomes(passed=2, deselected=3)
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def test_a_browser_bp_launch_starts_gets_none_of_the_archive_libraries(release):
+    """The bootloader's LD_LIBRARY_PATH (the archive's _internal/) and its _PYI_* markers stay
+    with the archive's own processes: the launched Chromium gets the person's environment."""
+    dist, index = release
+    root = helpers.short_tmpdir("bpa-launch-")
+    user_home = os.path.join(root, "home")
+    os.makedirs(user_home)
+    clean = {"PATH": "/usr/bin:/bin", "HOME": user_home}
+    try:
+        with tarfile.open(os.path.join(dist, index["archive"]["file"])) as tar:
+            tar.extractall(root, filter="tar")
+        executable = os.path.join(root, index["archive"]["executable"])
+
+        def bp(*args):
+            proc = subprocess.run([executable, *args], env=clean, capture_output=True, text=True, timeout=90,
+                                  stdin=subprocess.DEVNULL)
+            result = helpers.Result(proc)
+            assert result.rc == 0 and result.json and result.json["ok"] is True, result
+            return result.json
+
+        launched = bp("launch", "--headless")["browser"]
+        browser = psutil.Process(launched["pid"])
+        tree = [browser] + browser.children(recursive=True)
+        for proc in tree:
+            environ = proc.environ()
+            assert not [k for k in environ if k.startswith("_PYI_") or k.startswith("LD_LIBRARY_PATH")], \
+                (proc.cmdline()[:2], {k: v for k, v in environ.items() if "PYI" in k or "LD_" in k})
+        assert bp("connect", "--browser", "launched")["ok"] is True  # the frozen broker and janitor still start
+        assert bp("disconnect")["brokerStopped"] is True
+        assert bp("launch", "--stop")["stopped"] is True
+    finally:
+        helpers.stop_brokers(os.path.join(user_home, ".browser-pilot"))
+        subprocess.run([os.path.join(root, index["archive"]["executable"]), "launch", "--stop"], env=clean,
+                       capture_output=True, timeout=60)
+        shutil.rmtree(root, ignore_errors=True)
