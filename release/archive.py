@@ -73,12 +73,35 @@ def _freeze(staging, work):
         cmd += ["--collect-submodules", package]
     for module in EXCLUDED_MODULES:
         cmd += ["--exclude-module", module]
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
-    proc = subprocess.run(cmd + [ENTRY], cwd=work, env=env, capture_output=True, text=True)
+    # The staged sources before site-packages, where an installed (maybe older) copy of the same
+    # packages can be: PyInstaller appends --paths to sys.path, PYTHONPATH comes first.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONHOME"}
+    env["PYTHONPATH"] = staging
+    # A copy of the entry outside release/: PyInstaller puts the top directory of the script's
+    # package (this checkout) on its search path, and the archive is made of the staged sources.
+    entry = os.path.join(work, "bp_entry.py")
+    shutil.copyfile(ENTRY, entry)
+    proc = subprocess.run(cmd + [entry], cwd=work, env=env, capture_output=True, text=True)
     if proc.returncode != 0:
         tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-30:])
         raise ArchiveError(f"PyInstaller failed (exit {proc.returncode}):\n{tail}")
+    _check_sources(os.path.join(work, "build", "bp", "PYZ-00.toc"), staging)
     return os.path.join(work, "dist", "bp")
+
+
+def _check_sources(toc_path, staging):
+    """Every module of the four packages that went into the archive was read from the staged
+    sources (PyInstaller's table of contents names each module's file)."""
+    import ast
+
+    with open(toc_path, encoding="utf-8") as fh:
+        _, entries = ast.literal_eval(fh.read())
+    ours = [(name, path) for name, path, _ in entries if name.split(".")[0] in PACKAGES]
+    foreign = [f"{name} from {path}" for name, path in ours
+               if not os.path.realpath(path).startswith(os.path.realpath(staging) + os.sep)]
+    if foreign or len(ours) < 20:
+        raise ArchiveError(f"the archive's modules must come from the staged sources ({len(ours)} found): "
+                           + "; ".join(foreign[:5]))
 
 
 def _distributions():
