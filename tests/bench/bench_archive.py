@@ -3,7 +3,8 @@
 Builds a release with its archive (or takes one: --release DIR), unpacks the archive, and times,
 interleaved run by run so drift hits both alike: `bp --version` (no service), `bp status` and
 `bp snapshot` against each installation's own running broker on the same Chromium and page, and
-the cold `bp connect` (the broker and the janitor start). The wheel side is the `bp` of this
+the cold `bp connect` (the broker and the janitor start); and the two floors, `python -c pass`
+against a PyInstaller one-folder build of a script that is only `pass`. The wheel side is the `bp` of this
 interpreter's environment (the package installed non-editable from this tree: a wheel install).
 Not a test: run it with the venv's own interpreter,
 
@@ -35,6 +36,17 @@ def timed(command, env):
     wall = (time.perf_counter() - started) * 1000
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
+
+
+def frozen_floor(directory):
+    """A PyInstaller one-folder build of `pass`: the packager's own start-up cost."""
+    with open(os.path.join(directory, "floor.py"), "w") as fh:
+        fh.write("pass\n")
+    subprocess.run([sys.executable, "-m", "PyInstaller", "--noconfirm", "--onedir", "--log-level", "ERROR",
+                    "--distpath", os.path.join(directory, "dist"), "--workpath", os.path.join(directory, "build"),
+                    "--specpath", directory, os.path.join(directory, "floor.py")], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return os.path.join(directory, "dist", "floor", "floor")
 
 
 def build_release(directory):
@@ -69,7 +81,10 @@ def main():
                 home, env = rig.home(bp=bp)
                 subprocess.run([bp, "open", url], env=env, stdout=subprocess.DEVNULL, check=True)
                 envs[name] = (home, env)
-            cases = {}
+            floor_dir = os.path.join(scratch, "floor")
+            os.makedirs(floor_dir)
+            cases = {"floor   python -c pass": ([sys.executable, "-c", "pass"], None),
+                     "floor   frozen pass (PyInstaller)": ([frozen_floor(floor_dir)], None)}
             for name, bp in installs.items():
                 cases[f"{name:<7} bp --version"] = ([bp, "--version"], envs[name][1])
                 cases[f"{name:<7} bp status"] = ([bp, "status"], envs[name][1])
