@@ -217,6 +217,26 @@ def _tar_filter(info):
     return info
 
 
+def pack(top, path):
+    """top/ as a .tar.gz under its own name: sorted, owner-less, mtime SOURCE_DATE_EPOCH, modes
+    kept executable or not, symbolic links kept (PyInstaller's _internal/ has some)."""
+    top_name = os.path.basename(top)
+    entries = []
+    for dirpath, dirnames, filenames in os.walk(top):
+        dirnames.sort()
+        for name in dirnames + filenames:
+            full = os.path.join(dirpath, name)
+            entries.append((os.path.join(top_name, os.path.relpath(full, top)), full))
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        tar.add(top, arcname=top_name, recursive=False, filter=_tar_filter)
+        for arcname, full in sorted(entries):
+            tar.add(full, arcname=arcname, recursive=False, filter=_tar_filter)
+    with open(path, "wb") as fh:
+        with gzip.GzipFile(filename="", mode="wb", fileobj=fh, mtime=0) as gz:
+            gz.write(raw.getvalue())
+
+
 def build_archive(staging, out_dir, version, work):
     """Freeze, lay out, sum, license and pack; returns (file name, index entry)."""
     pyinstaller_version = check_host()
@@ -232,21 +252,8 @@ def build_archive(staging, out_dir, version, work):
         json.dump(manifest, fh, indent=2)
         fh.write("\n")
     files = write_sums(top)
-    entries = []
-    for dirpath, dirnames, filenames in os.walk(top):
-        dirnames.sort()
-        for name in dirnames + filenames:
-            full = os.path.join(dirpath, name)
-            entries.append((os.path.join(top_name, os.path.relpath(full, top)), full))
     name = top_name + ".tar.gz"
-    raw = io.BytesIO()
-    with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        tar.add(top, arcname=top_name, recursive=False, filter=_tar_filter)
-        for arcname, full in sorted(entries):
-            tar.add(full, arcname=arcname, recursive=False, filter=_tar_filter)
-    with open(os.path.join(out_dir, name), "wb") as fh:
-        with gzip.GzipFile(filename="", mode="wb", fileobj=fh, mtime=0) as gz:
-            gz.write(raw.getvalue())
+    pack(top, os.path.join(out_dir, name))
     entry = {"file": name, "platform": PLATFORM, "arch": ARCH, "topDirectory": top_name,
              "executable": f"{top_name}/bp", "packager": manifest["packager"], "python": manifest["python"],
              "files": files}
