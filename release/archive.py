@@ -24,6 +24,7 @@ import platform
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tarfile
 from importlib import metadata
 
@@ -56,10 +57,31 @@ def check_host():
         raise ArchiveError(f"the archive is built on Linux x86_64 only (this is {sys.platform} {platform.machine()}); "
                            "pass --no-archive")
     try:
-        return metadata.version("pyinstaller")
+        version = metadata.version("pyinstaller")
     except metadata.PackageNotFoundError:
         raise ArchiveError("PyInstaller is not installed in this interpreter: pip install 'pyinstaller>=6' "
                            "(part of the test and release extras), or pass --no-archive") from None
+    if not _python_library():
+        soname = sysconfig.get_config_var("INSTSONAME") or "libpython3.X.so.1.0"
+        raise ArchiveError(f"the archive bundles this interpreter's shared library {soname}, which is not "
+                           f"installed (Debian: apt-get install libpython{sys.version_info[0]}.{sys.version_info[1]}); "
+                           "or pass --no-archive")
+    return version
+
+
+def _python_library():
+    """Whether this interpreter's shared library (what PyInstaller bundles) is on this host."""
+    soname = sysconfig.get_config_var("INSTSONAME")
+    if not soname:
+        return False
+    for directory in (sysconfig.get_config_var("LIBDIR"), os.path.join(sys.base_prefix, "lib")):
+        if directory and os.path.exists(os.path.join(directory, soname)):
+            return True
+    ldconfig = shutil.which("ldconfig") or ("/sbin/ldconfig" if os.path.exists("/sbin/ldconfig") else None)
+    if ldconfig:
+        listed = subprocess.run([ldconfig, "-p"], capture_output=True, text=True).stdout
+        return any(line.strip().startswith(soname + " ") for line in listed.splitlines())
+    return False
 
 
 def _freeze(staging, work):
