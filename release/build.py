@@ -1,11 +1,12 @@
 """Build a verifiable release from the one version number in bp/__init__.py.
 
-    python -m release.build --out DIR [--no-isolation] [--skill-dir DIR]
+    python -m release.build --out DIR [--no-isolation] [--no-archive] [--skill-dir DIR]
     python -m release.build --verify DIR
 
 Steps: check that every version agrees (package, setup.cfg wiring, skill compatibility.json,
 protocol range); copy the packaging inputs into a clean staging tree; build the sdist and the
-wheel from that sdist (`python -m build`); archive the skill; write a `<asset>.sha256` sidecar
+wheel from that sdist (`python -m build`); archive the skill; freeze the self-contained Linux
+x86_64 archive from the same staged sources (release/archive.py, unless --no-archive); write a `<asset>.sha256` sidecar
 per asset and `browser-pilot-<v>-release-index.json` (+ sidecar); verify the result (every
 size and hash, the versions inside the wheel, the sdist and the skill archive). Any
 disagreement exits non-zero with one message per problem.
@@ -215,10 +216,10 @@ def index_name(version):
     return f"{PRODUCT}-{version}-release-index.json"
 
 
-def make_index(version, protocol, compat, requires_python, assets):
+def make_index(version, protocol, compat, requires_python, assets, archive=None):
     cli = compat["browserPilotCli"]
     by_kind = {a["kind"]: a for a in assets}
-    return {
+    index = {
         "schemaVersion": INDEX_SCHEMA,
         "product": PRODUCT,
         "version": version,
@@ -232,6 +233,9 @@ def make_index(version, protocol, compat, requires_python, assets):
         "supportedPlatforms": SUPPORTED_PLATFORMS,
         "unsupportedPlatforms": UNSUPPORTED_PLATFORMS,
     }
+    if archive:
+        index["archive"] = archive  # the self-contained build: platform, packager, entry point
+    return index
 
 
 # --- verifying ---------------------------------------------------------------------------------
@@ -280,8 +284,8 @@ def verify_release(out_dir, root=ROOT):
         if sidecar != f"{digest}  {entry['file']}\n":
             problems.append(f"{entry['checksumFile']}: does not match {entry['file']}")
     kinds = {a["kind"]: a["file"] for a in index.get("assets", [])}
-    if set(kinds) != {"wheel", "sdist", "skill"}:
-        problems.append(f"index assets are {sorted(kinds)}, expected wheel, sdist, skill")
+    if set(kinds) - {"archive"} != {"wheel", "sdist", "skill"} or ("archive" in kinds) != ("archive" in index):
+        problems.append(f"index assets are {sorted(kinds)}, expected wheel, sdist, skill (and an indexed archive)")
     if not problems:
         wheel_meta, wheel_init, _ = _wheel_facts(os.path.join(out_dir, kinds["wheel"]))
         if wheel_meta != version or wheel_init != version:
@@ -299,6 +303,10 @@ def verify_release(out_dir, root=ROOT):
             problems += [f"skill archive: {p}" for p in
                          check_versions(version, os.path.join(tmp, "compatibility.json"), index.get("protocol"),
                                         index=index)]
+        if "archive" in kinds:
+            from release import archive
+
+            problems += archive.verify_archive(os.path.join(out_dir, kinds["archive"]), version)
         if index.get("protocol") != protocol_range(root):
             problems.append("release index protocol range != this tree's bp.protocol.PROTOCOL_RANGE")
     if problems:
@@ -306,7 +314,7 @@ def verify_release(out_dir, root=ROOT):
     return index
 
 
-def build_release(out_dir, *, root=ROOT, skill_dir=None, isolation=True):
+def build_release(out_dir, *, root=ROOT, skill_dir=None, isolation=True, with_archive=True):
     """Check, build, index, verify. Returns the index. Raises ReleaseError on any disagreement."""
     skill_dir = skill_dir or os.path.join(root, "skill")
     version = package_version(root)
@@ -321,12 +329,28 @@ def build_release(out_dir, *, root=ROOT, skill_dir=None, isolation=True):
     os.makedirs(out_dir, exist_ok=True)
     if os.listdir(out_dir):
         raise ReleaseError(f"{out_dir} is not empty: a release is built into an empty directory")
+    archive_entry = None
+    if with_archive:
+        from release import archive
+
+        try:
+            archive.check_host()  # before minutes of building, not after
+        except archive.ArchiveError as exc:
+            raise ReleaseError(str(exc)) from None
     with tempfile.TemporaryDirectory(prefix="bp-release-") as staging:
         stage_sources(root, staging)
         wheel, sdist = build_python(staging, out_dir, isolation=isolation)
+        if with_archive:
+            with tempfile.TemporaryDirectory(prefix="bp-archive-") as work:
+                try:
+                    archive_file, archive_entry = archive.build_archive(staging, out_dir, version, work)
+                except archive.ArchiveError as exc:
+                    raise ReleaseError(str(exc)) from None
     skill = build_skill_archive(skill_dir, out_dir, version)
     assets = [_asset(out_dir, wheel, "wheel"), _asset(out_dir, sdist, "sdist"), _asset(out_dir, skill, "skill")]
-    index = make_index(version, protocol, compat, requires_python, assets)
+    if archive_entry:
+        assets.append(_asset(out_dir, archive_file, "archive"))
+    index = make_index(version, protocol, compat, requires_python, assets, archive_entry)
     with open(os.path.join(out_dir, index_name(version)), "w", encoding="utf-8", newline="\n") as fh:
         json.dump(index, fh, indent=2)
         fh.write("\n")
@@ -341,6 +365,8 @@ def main(argv=None):
     group.add_argument("--verify", metavar="DIR", help="only verify an already built release directory")
     parser.add_argument("--no-isolation", action="store_true",
                         help="build with this interpreter's setuptools/wheel instead of a fresh isolated environment")
+    parser.add_argument("--no-archive", action="store_true",
+                        help="skip the self-contained Linux x86_64 archive (PyInstaller); wheel, sdist and skill only")
     parser.add_argument("--skill-dir", help="the skill directory to release (default: skill/ of this tree)")
     args = parser.parse_args(argv)
     try:
@@ -350,7 +376,7 @@ def main(argv=None):
         else:
             out_dir = os.path.abspath(args.out)
             index = build_release(out_dir, skill_dir=args.skill_dir and os.path.abspath(args.skill_dir),
-                                  isolation=not args.no_isolation)
+                                  isolation=not args.no_isolation, with_archive=not args.no_archive)
     except ReleaseError as exc:
         print("release check failed:", file=sys.stderr)
         for problem in exc.problems:

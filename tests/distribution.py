@@ -44,7 +44,8 @@ def release_dir(tmp_path_factory):
     extras bring build, setuptools and wheel into this venv)."""
 
     def make(directory):
-        run([sys.executable, "-m", "release.build", "--out", os.path.join(directory, "dist"), "--no-isolation"],
+        run([sys.executable, "-m", "release.build", "--out", os.path.join(directory, "dist"), "--no-isolation",
+             "--no-archive"],
             cwd=ROOT)
 
     return os.path.join(_once(shared_root(tmp_path_factory), "release", make), "dist")
@@ -76,3 +77,19 @@ def bundled_installations(tmp_path_factory, count=2):
 
     directory = _once(shared_root(tmp_path_factory), "bundle", make)
     return [os.path.join(directory, f"venv{n}") for n in range(count)]
+
+
+def archive_release_dir(tmp_path_factory):
+    """A full release, the self-contained archive included (PyInstaller), built once per test
+    run. Its build time is written beside it (build-seconds) for the run's report."""
+
+    def make(directory):
+        import time
+
+        started = time.monotonic()
+        run([sys.executable, "-m", "release.build", "--out", os.path.join(directory, "dist"), "--no-isolation"],
+            cwd=ROOT)
+        with open(os.path.join(directory, "build-seconds"), "w") as fh:
+            fh.write(f"{time.monotonic() - started:.1f}\n")
+
+    return os.path.join(_once(shared_root(tmp_path_factory), "release-archive", make), "dist")
