@@ -1,5 +1,5 @@
 """The `bp` of the self-contained archive (PyInstaller one-folder): the CLI, and on the private
-command lines the broker and the janitor.
+command lines the broker, the janitor and the launched browser's pipe holder.
 
 In a normal install the CLI starts the broker as `sys.executable -m broker` and the broker starts
 the janitor as `sys.executable -m janitor ...`. Frozen, `sys.executable` is this very `bp`, so the
@@ -13,7 +13,7 @@ import os
 import runpy
 import sys
 
-PRIVATE = ("broker", "janitor")
+PRIVATE = ("broker", "janitor", "janitor.pipe_holder")  # the pipe holder: `bp launch`
 
 
 def restore_environment(environ=os.environ):
