@@ -136,6 +136,8 @@ OP_NET_EXPORT = _op("net.export", "NetExportArgs", capability="network.observe",
 
 OPERATIONS = tuple(OPS)
 MUTATING = frozenset(name for name, op in OPS.items() if op.mutating)
+# Journaled (broker/policy/audit.py): every mutating operation, taking a person's tab and cancelling a command.
+AUDITED = MUTATING | {OP_TAB, OP_CANCEL}
 RECORDED = frozenset(name for name, op in OPS.items() if op.recorded)
 LONG = frozenset(name for name, op in OPS.items() if op.long)
 

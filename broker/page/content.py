@@ -101,24 +101,28 @@ def find(agent, raw, session, args, deadline, broker=None):
             "elements": result["elements"], "truncated": result["truncated"]}
 
 
-def locate(agent, raw, session, args, deadline):
+def locate(agent, raw, session, args, deadline, scroll=True):
+    """`scroll=False` (the person's policy denies scrolling): the match is measured where it is,
+    nothing scrolls, and `scrolled: false` says the box may lie outside the viewport."""
     frame = frames.selected_frame(agent, raw, session)
     # In a frame of another process, scroll each document on its own (see scripts/reveal.js).
     remote = frame is not None and isinstance(frame.session, FrameSession)
-    result = run_script(frame, session, {"op": "locate", "selector": args["selector"], "local": remote}, deadline)
+    result = run_script(frame, session, {"op": "locate", "selector": args["selector"], "local": remote,
+                                         "noScroll": not scroll}, deadline)
+    extra = {} if scroll else {"scrolled": False}
     _selector_errors(result, args["selector"])
     if result.get("noLayout"):
         raise invalid_argument("selector", "The selector matched an element without a layout box (it is hidden).",
                                selector=args["selector"][:200], reason="no_layout")
     if remote:
-        box = frames.reveal_up(frame, session, result["exact"], deadline)
+        box = frames.reveal_up(frame, session, result["exact"], deadline, scroll=scroll)
         return {"x": round(box["left"] + box["width"] / 2), "y": round(box["top"] + box["height"] / 2),
                 "top": round(box["top"]), "left": round(box["left"]), "width": result["width"],
-                "height": result["height"]}
+                "height": result["height"], **extra}
     # Measured after the script scrolled: the frame itself may have moved.
     ox, oy = frames.frame_offset(frame)
     return {"x": round(result["x"] + ox), "y": round(result["y"] + oy), "top": round(result["top"] + oy),
-            "left": round(result["left"] + ox), "width": result["width"], "height": result["height"]}
+            "left": round(result["left"] + ox), "width": result["width"], "height": result["height"], **extra}
 
 
 # --- eval -------------------------------------------------------------------------------------------

@@ -230,3 +230,22 @@ def test_policy_named_by_status_and_doctor(home, env_for, tmp_path):
         assert ok(other, plain, "eval", "1 + 2")["value"] == 3
     finally:
         helpers.stop_brokers(other)
+
+
+def test_locate_does_not_scroll_when_scrolling_is_denied(home, env_for, pages):
+    """Issue 27 item 7: `bp locate` scrolls its match into view, but not for a key the policy
+    denies scrolling (by operation or by its capability); the box is measured where it is."""
+    env = start(home, env_for, {"version": 1, "keys": {"noscroll-*": {"deny": ["scroll"]},
+                                                       "noinput-*": {"deny": ["action.input"]}}})
+    url = pages.page("<div style='height:4000px'>tall</div><button id=far>far</button>", title="far")
+    for key in ("noscroll-1", "noinput-1"):
+        agent = dict(env, BROWSER_PILOT_CLIENT_KEY=key)
+        ok(home, agent, "open", url)
+        inner = ok(home, agent, "eval", "innerHeight")["value"]
+        located = ok(home, agent, "locate", "#far")
+        assert located["scrolled"] is False and located["y"] > inner, located
+        assert ok(home, agent, "eval", "scrollY")["value"] == 0, key
+    allowed = dict(env, BROWSER_PILOT_CLIENT_KEY="free-1")
+    ok(home, allowed, "open", url)
+    located = ok(home, allowed, "locate", "#far")
+    assert "scrolled" not in located and ok(home, allowed, "eval", "scrollY")["value"] > 0
