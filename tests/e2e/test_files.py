@@ -353,3 +353,31 @@ def test_a_download_under_the_servers_name_never_replaces_a_file(home, dl_env, o
     assert open(project).read() == "# the project's own conftest\n"
     assert bp(home, "download", "1", "conftest.py", env=dl_env).code == "file_exists"
     assert open(project).read() == "# the project's own conftest\n"
+
+
+# --- a full disk (issue 27 item 3) -----------------------------------------------------------------
+
+
+def test_a_full_output_disk_or_private_storage_is_storage_full(home, env_for, pages):
+    from tests import tmpfs
+
+    os.chmod(home, 0o700)
+    with helpers.scratch_dir("bpo-") as parent:
+        with tmpfs.small_tmpfs(os.path.join(parent, "out"), "256k") as out, \
+                tmpfs.small_tmpfs(os.path.join(home, "artifacts"), "256k") as store:
+            env = env_for(home, BROWSER_PILOT_OUTPUT_DIR=out)
+            assert bp(home, "connect", env=env).rc == 0
+            ok(home, env, "open", pages.page(PAGE))
+            filler = tmpfs.fill(out)
+            full = bp(home, "screenshot", "shot.png", env=env)
+            assert full.rc != 0 and full.code == "storage_full", full
+            assert full.json["context"] == {"where": "output", "reason": "disk_full"}
+            assert full.json["remediation"]["code"] == "free_disk_space"
+            assert sorted(os.listdir(out)) == [os.path.basename(filler)]  # nothing partial left
+            os.unlink(filler)
+            tmpfs.fill(store)  # now Browser Pilot's own private storage is the full one
+            full = bp(home, "pdf", "page.pdf", env=env)
+            assert full.code == "storage_full" and full.json["context"]["where"] == "artifacts", full
+            assert os.listdir(out) == []
+            assert bp(home, "disconnect", env=env).rc == 0
+            assert helpers.wait_until(lambda: helpers.brokers_for(home) == [], 15)
