@@ -157,6 +157,14 @@ def target_crashed(reason, **context):
                    remediation=remediation("reload_or_close_tab"))
 
 
+def browser_unresponsive(**context):
+    """The whole browser stopped answering (a paused or suspended process, an overloaded
+    machine), so the tab cannot be judged: retryable, and the tab is not marked crashed."""
+    return BPError("browser_unresponsive", "The browser is not answering (paused, suspended or overloaded); "
+                   "the tab is not known to have crashed.", retryable=True, context=context or None,
+                   remediation=remediation("wait_for_browser", action_required=False))
+
+
 def disconnected(message="Browser Pilot is not connected to a browser.", *, remediation_code="connect_browser",
                  context=None, retryable=True):
     return BPError("browser_disconnected", message, retryable=retryable, context=context,
