@@ -95,3 +95,24 @@ def test_an_unwritten_line_is_kept_and_blocks_the_next_command_until_written(hom
     assert not journal.pending and journal.verify()["verified"] is True
     [(_, path)] = journal._files()
     assert seqs(path) == [1, 2, 3]
+
+
+def test_a_journal_that_cannot_start_a_new_file_refuses_and_a_deleted_one_is_replaced(home):
+    journal = audit.Journal(home)
+    fill(journal, 2)
+    directory = os.path.join(home, audit.DIR_NAME)
+    [(_, first)] = journal._files()
+    os.unlink(first)
+    journal.ready()  # deleted: a new file, whose first line records the gap
+    [(_, second)] = journal._files()
+    assert second != first and json.loads(open(second, "rb").readline())["reason"] == "file_deleted"
+    # The whole directory gone and a plain file in its place: nowhere to write, so refused.
+    import shutil
+
+    shutil.rmtree(directory)
+    with open(directory, "w") as fh:
+        fh.write("not a directory")
+    with pytest.raises(BPError) as refused:
+        journal.ready()
+    assert refused.value.code == "audit_unavailable"
+    assert refused.value.remediation["code"] == "fix_audit_journal"
