@@ -218,9 +218,10 @@ class TabSession(FrameSessions):
                 if not self.browser_answers():
                     # The browser itself is silent (paused, suspended): not this tab's fault.
                     raise browser_unresponsive(method=method) from None
-                # Not a slow answer: the renderer answers nothing at all (a hung main thread).
-                self.targets.mark_crashed(self.raw_id, "unresponsive")
-                raise target_crashed("unresponsive", method=method) from None
+                if not self.answers():  # the browser may only just have resumed: one more chance
+                    # Not a slow answer: the renderer answers nothing at all (a hung main thread).
+                    self.targets.mark_crashed(self.raw_id, "unresponsive")
+                    raise target_crashed("unresponsive", method=method) from None
             raise
         if reply is None and (abort is None or not abort()):
             state = self.targets.crash_state(self.raw_id) or {"reason": "renderer_crashed"}
