@@ -38,7 +38,10 @@ ERROR_CODES = (
     "quota_exceeded",  # private storage quota (files issue)
     "command_in_progress",  # a --request-id retry of a command that is still accepted/dispatched
     "target_crashed",  # the tab's renderer crashed or stopped answering: reload it or close it
-    "file_exists",  # an export would replace an existing file (give --overwrite)
+    "browser_unresponsive",  # the whole browser stopped answering (paused, overloaded): not the tab's fault
+    "storage_full",  # the disk (or the person's disk quota) is full: nothing was written
+    "audit_unavailable",  # an audited command refused before dispatch: its audit line cannot be written
+    "file_exists",  # a file-producing command would replace an existing file (no --overwrite)
 )
 
 _CODE_SET = frozenset(ERROR_CODES)
@@ -55,6 +58,7 @@ RETRYABLE = {
     "wait_timeout": True,
     "unknown_outcome": True,
     "command_in_progress": True,
+    "browser_unresponsive": True,
 }
 
 # Remediation codes with the sentence a person reads.
@@ -79,6 +83,10 @@ REMEDIATIONS = {
     "relist_profile_contexts": "Run 'bp profiles' to list the current profile contexts.",
     "reload_or_close_tab": "The tab's page crashed or stopped answering: reload it with 'bp open <url>' or close it with 'bp close'.",
     "policy_forbids": "The person's policy forbids it; only the person can change the policy (and restart the service).",
+    "wait_for_browser": "The browser stopped answering (paused, suspended or overloaded), not the tab: wait a moment and retry; tell the person if it lasts.",
+    "free_disk_space": "The disk or the person's disk quota is full: tell the person; nothing was written. Retry once space is freed.",
+    "fix_audit_journal": "The audit journal under BROWSER_PILOT_HOME/audit cannot be written (disk full, or its files or directory changed): tell the person; no audited command runs until it can be written.",
+    "choose_other_path": "A file already exists at that path: give another path, or pass --overwrite to replace it.",
     "fix_private_state": "Fix the ownership/permissions of the named path (owner-only, no symlink), or choose another BROWSER_PILOT_HOME.",
 }
 
@@ -147,6 +155,14 @@ def target_crashed(reason, **context):
                else "The tab's page stopped answering.")
     return BPError("target_crashed", message, context={"reason": reason, **context},
                    remediation=remediation("reload_or_close_tab"))
+
+
+def browser_unresponsive(**context):
+    """The whole browser stopped answering (a paused or suspended process, an overloaded
+    machine), so the tab cannot be judged: retryable, and the tab is not marked crashed."""
+    return BPError("browser_unresponsive", "The browser is not answering (paused, suspended or overloaded); "
+                   "the tab is not known to have crashed.", retryable=True, context=context or None,
+                   remediation=remediation("wait_for_browser", action_required=False))
 
 
 def disconnected(message="Browser Pilot is not connected to a browser.", *, remediation_code="connect_browser",

@@ -142,6 +142,8 @@ OP_TRACE_EXPORT = _op("trace.export", "TraceExportArgs", capability="artifact.re
 
 OPERATIONS = tuple(OPS)
 MUTATING = frozenset(name for name, op in OPS.items() if op.mutating)
+# Journaled (broker/policy/audit.py): every mutating operation, taking a person's tab and cancelling a command.
+AUDITED = MUTATING | {OP_TAB, OP_CANCEL}
 RECORDED = frozenset(name for name, op in OPS.items() if op.recorded)
 LONG = frozenset(name for name, op in OPS.items() if op.long)
 

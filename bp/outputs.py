@@ -8,9 +8,12 @@ or, without it, to the CLI's current directory. A relative name never leaves tha
 and sends it; the broker, which holds the bytes, writes the file.
 
 Writing: a private temporary file (0600, O_EXCL, O_NOFOLLOW) in the destination's directory,
-flushed, then an atomic rename over the destination. A symbolic link at the destination is
-refused, never written through; a directory or other non-regular file there is refused; an
-existing regular file is replaced. Stdlib only: the CLI imports this.
+flushed, then published under its name by a hard link, which never replaces anything (issue 27
+item 5): an existing file at an explicit name is `file_exists` unless the caller passed
+--overwrite (then an atomic rename over it); a name Browser Pilot or a server chose (a default
+name, a download's own name) gets the first free `name (N).ext` instead. A symbolic link at the
+destination is refused, never written through; a directory or other non-regular file there is
+refused. A full disk or quota is `storage_full`. Stdlib only: the CLI imports this.
 """
 
 import errno
@@ -23,7 +26,7 @@ OUTPUT_DIR_ENV = "BROWSER_PILOT_OUTPUT_DIR"
 MAX_PATH = 4096
 
 
-def request_args(name, environ=None, cwd=None):
+def request_args(name, environ=None, cwd=None, overwrite=False):
     """The CLI's part: {"outputDir", "createOutputDir"?, "file"?} for the broker. Refuses a
     relative BROWSER_PILOT_OUTPUT_DIR (field outputDir) and a relative name that climbs out of
     the output directory (field file) before anything is sent."""
@@ -40,6 +43,8 @@ def request_args(name, environ=None, cwd=None):
             raise invalid_argument("outputDir", "The current directory is not available; set BROWSER_PILOT_OUTPUT_DIR "
                                    "or give an absolute file name.", reason="no_current_directory") from None
         args = {"outputDir": base}
+    if overwrite:
+        args["overwrite"] = True
     if name is not None:
         check_name(name)
         args["file"] = name
@@ -88,10 +93,86 @@ def _refuse(reason, message):
     return invalid_argument("file", message, reason=reason)
 
 
-def write(path, base, chunks, *, create_base=False):
-    """Write `chunks` (an iterable of bytes) to path through a temporary file + atomic rename.
-    `base`: the directory a relative name was confined to (None for an explicit absolute path).
-    Returns the number of bytes written."""
+MAX_UNIQUE = 1000  # `name (1).ext` … `name (999).ext`, then file_exists
+
+
+def _exists(path, reason="file_exists"):
+    from bp.errors import BPError, remediation
+
+    return BPError("file_exists", "A file already exists at that path; it was not replaced.",
+                   context={"field": "file", "path": path, "reason": reason},
+                   remediation=remediation("choose_other_path"))
+
+
+def storage_full(exc, where):
+    """ENOSPC / EDQUOT as the stable storage_full (nothing was written)."""
+    from bp.errors import BPError, remediation
+
+    return BPError("storage_full", "There is no space left (the disk or the disk quota is full); nothing was written.",
+                   context={"where": where, "reason": "quota" if exc.errno == errno.EDQUOT else "disk_full"},
+                   remediation=remediation("free_disk_space"))
+
+
+def unique_names(leaf):
+    """`leaf`, then `stem (1).ext`, `stem (2).ext`, …"""
+    yield leaf
+    stem, dot, ext = leaf.rpartition(".")
+    if not dot or not stem:
+        stem, ext = leaf, ""
+    for n in range(1, MAX_UNIQUE):
+        yield f"{stem} ({n}).{ext}" if ext else f"{stem} ({n})"
+
+
+def _publish(tmp, leaf, dir_fd, overwrite, unique):
+    """Give the written temp file its name; returns the name used."""
+    if overwrite:
+        # rename() replaces a link or file at the destination itself: never writes through it.
+        os.replace(tmp, leaf, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        return leaf
+    for name in unique_names(leaf) if unique else (leaf,):
+        try:
+            try:
+                os.link(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+            except OSError as exc:
+                if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK, errno.ENOSYS):
+                    raise
+                _copy_exclusive(tmp, name, dir_fd)  # a file system without hard links
+        except FileExistsError:
+            continue  # never replaced: the next free name, or file_exists
+        os.unlink(tmp, dir_fd=dir_fd)
+        return name
+    raise _exists(leaf, "no_free_name" if unique else "file_exists")
+
+
+def _copy_exclusive(tmp, name, dir_fd):
+    """Create `name` exclusively (O_EXCL) and copy the temp file into it."""
+    src = os.open(tmp, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0), dir_fd=dir_fd)
+    try:
+        dst = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600, dir_fd=dir_fd)
+        try:
+            while True:
+                chunk = os.read(src, 1 << 20)
+                if not chunk:
+                    break
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(dst, view):]
+            os.fsync(dst)
+        except BaseException:
+            os.close(dst)
+            os.unlink(name, dir_fd=dir_fd)
+            raise
+        os.close(dst)
+    finally:
+        os.close(src)
+
+
+def write(path, base, chunks, *, create_base=False, overwrite=False, unique=False):
+    """Write `chunks` (an iterable of bytes) to path through a temporary file published without
+    replacing anything (see the module doc). `base`: the directory a relative name was confined
+    to (None for an explicit absolute path). `overwrite`: replace an existing file. `unique`: the
+    name was not the caller's, so an existing file makes it `name (N).ext`.
+    Returns (the path written, the number of bytes written)."""
     parent, leaf = os.path.split(path)
     if base is not None:
         if create_base:
@@ -127,11 +208,15 @@ def write(path, base, chunks, *, create_base=False):
                 raise _refuse("symlink_destination", "The destination is a symbolic link; it is never written through.")
             if not stat.S_ISREG(existing.st_mode):
                 raise _refuse("not_a_regular_file", "The destination exists and is not a regular file.")
+            if not overwrite and not unique:
+                raise _exists(path)  # before any work; the link below is what makes it race-free
         tmp = f".{leaf[:64]}.bp-{os.urandom(6).hex()}.tmp"
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600, dir_fd=dir_fd)
         except OSError as exc:
             tmp = None
+            if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+                raise storage_full(exc, "output") from None
             raise _refuse("not_writable", f"The destination directory is not writable ({errno.errorcode.get(exc.errno, 'error')}).") from None
         size = 0
         try:
@@ -145,11 +230,12 @@ def write(path, base, chunks, *, create_base=False):
             os.fsync(fd)
         finally:
             os.close(fd)
-        # rename() replaces a link or file at the destination itself: never writes through it.
-        os.replace(tmp, leaf, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        name = _publish(tmp, leaf, dir_fd, overwrite, unique)
         tmp = None
-        return size
+        return os.path.join(parent, name), size
     except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise storage_full(exc, "output") from None
         raise _refuse("write_failed", f"The file could not be written ({errno.errorcode.get(exc.errno, 'error')}).") from None
     finally:
         if tmp is not None:
@@ -161,8 +247,10 @@ def write(path, base, chunks, *, create_base=False):
 
 
 def export(args, default_name, chunks):
-    """Broker side: resolve the request's output arguments and write. Returns (path, size)."""
+    """Broker side: resolve the request's output arguments and write. Returns (path written, size):
+    an explicit name is never replaced without `overwrite`; a default (or server-chosen) name
+    that exists gets a unique variant."""
     name = args.get("file") or default_name
     path, base = destination(args["outputDir"], name)
-    size = write(path, base, chunks, create_base=bool(args.get("createOutputDir")) and base == os.path.normpath(args["outputDir"]))
-    return path, size
+    return write(path, base, chunks, create_base=bool(args.get("createOutputDir")) and base == os.path.normpath(args["outputDir"]),
+                 overwrite=bool(args.get("overwrite")), unique=not args.get("file"))

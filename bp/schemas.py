@@ -269,6 +269,7 @@ class OutputFields(Strict):
                                                        validate.Regexp(r"^/", error="must be an absolute path")])
     createOutputDir = fields.Boolean(truthy={True}, falsy={False})
     file = fields.String(validate=validate.Length(min=1, max=4096))
+    overwrite = fields.Boolean(truthy={True}, falsy={False})  # replace an existing file (bp/outputs.py)
 
 
 REF_LIST_MAX = 200
@@ -373,6 +374,7 @@ class NetShowArgs(Strict):
     outputDir = fields.String(validate=validate.Length(min=1, max=4096))
     createOutputDir = fields.Boolean(truthy={True}, falsy={False})
     file = fields.String(validate=validate.Length(min=1, max=4096))
+    overwrite = fields.Boolean(truthy={True}, falsy={False})  # replace an existing file (bp/outputs.py)
 
 
 class NetExportArgs(Strict):
@@ -383,6 +385,7 @@ class NetExportArgs(Strict):
     outputDir = fields.String(required=True, validate=validate.Length(min=1, max=4096))
     createOutputDir = fields.Boolean(truthy={True}, falsy={False})
     file = fields.String(required=True, validate=validate.Length(min=1, max=4096))
+    overwrite = fields.Boolean(truthy={True}, falsy={False})
 
 
 class HeaderSchema(Strict):

@@ -261,6 +261,8 @@ class Broker:
             request = self.parse(payload)
             entry = HANDLERS[request.op]
             self.check_policy(request)
+            if request.op in ops.AUDITED and self.journal is not None:
+                self.journal.ready()  # fails closed: no audited command runs whose line cannot be written
         except BPError as exc:
             front.send_multipart(route + [self.encode(exc.envelope())])
             return
@@ -273,10 +275,12 @@ class Broker:
             if known is not None:
                 front.send_multipart(route + [self.encode(known)])
                 return
-        if request.op in protocol.MUTATING and self.journal is not None:
+        if request.op in ops.AUDITED and self.journal is not None:
             request.audit_origin = self._target_origin(request)  # where it aimed, before it ran
         if entry.inline:
-            front.send_multipart(route + [self.encode(self.run(entry.fn, request))])
+            reply = self.run(entry.fn, request)
+            self.audit(request, reply)
+            front.send_multipart(route + [self.encode(reply)])
             self._after_reply(request)
         else:
             self._pool.submit(self._run_threaded, route, entry.fn, request)
@@ -301,10 +305,13 @@ class Broker:
 
     def audit(self, request, reply):
         """One journal line for a mutating command's outcome (accepted and finished, or denied)."""
-        if self.journal is None or request.op not in protocol.MUTATING:
+        if self.journal is None or request.op not in ops.AUDITED:
             return
+        origin = None
+        if request.op == ops.OP_TAB and reply.get("url"):
+            origin = policy.origin_of(reply["url"])  # the tab taken, not the one selected before
         self.journal.append(key=request.client, operation=request.op, capability=ops.OPS[request.op].capability,
-                            origin=getattr(request, "audit_origin", None) or self._target_origin(request),
+                            origin=origin or getattr(request, "audit_origin", None) or self._target_origin(request),
                             command_id=request.command_id,
                             outcome="ok" if reply.get("ok") else str(reply.get("code")))
 

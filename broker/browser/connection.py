@@ -54,6 +54,11 @@ class CDPError(BPError):
         return "returned by value" in self.cdp_message or "reference chain" in self.cdp_message
 
     @property
+    def too_large(self):
+        """The reply was over the relay's bound (janitor/relay.py): the call itself ran."""
+        return "reply larger than" in self.cdp_message
+
+    @property
     def too_deep(self):
         return "stack limit exceeded" in self.cdp_message  # Chrome's own bound on a value's nesting
 

@@ -181,9 +181,10 @@ class Store:
             item.size = len(data)
             item.meta = dict(meta or {})
             return self._publish(item)
-        except BaseException:
+        except BaseException as exc:
             self._discard(item)
             self._unreserve(agent.key, len(data))
+            _raise_if_full(exc)
             raise
 
     def copy_file(self, agent, kind, source, mime, name, meta=None, refuse=None):
@@ -230,9 +231,10 @@ class Store:
                 item.size = size
                 item.meta = dict(meta or {})
                 return self._publish(item)
-            except BaseException:
+            except BaseException as exc:
                 self._discard(item)
                 self._unreserve(agent.key, size)
+                _raise_if_full(exc)
                 raise
         finally:
             os.close(fd)
@@ -311,3 +313,13 @@ def shutdown(broker):
     except (OSError, BPError):
         return
     wipe(root)
+
+
+def _raise_if_full(exc):
+    """A full disk (or disk quota) under the home is storage_full, not internal_error."""
+    import errno
+
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        from bp import outputs
+
+        raise outputs.storage_full(exc, "artifacts") from None

@@ -224,7 +224,7 @@ class Tracker:
                                                context={"reason": why}))
                 state = "completed"
         except BPError as exc:
-            reason = exc.code if exc.code == "quota_exceeded" else (exc.context or {}).get("reason", exc.code)
+            reason = exc.code if exc.code in ("quota_exceeded", "storage_full") else (exc.context or {}).get("reason", exc.code)
         except Exception:
             log.exception("copying a finished download failed")
             reason = "copy_failed"

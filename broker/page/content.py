@@ -17,6 +17,28 @@ from broker.tabs.session import FrameSession
 
 MAX_EVAL_BYTES = 64 * 1024
 EVAL_GROUP = "browser-pilot-eval"
+# V8 keeps the completion value of an evaluation made in the "console" object group as the
+# console's `$_`: a string too large to cross CDP whole is read back from there, cut in the page.
+LAST_RESULT_GROUP = "console"
+# Called on the result (awaited first if it is a promise): the value as it is when its JSON fits
+# in `max` characters, else [null, the JSON's first `max` characters, its full UTF-8 size], so an
+# over-large value never crosses CDP whole (a reply over the relay's bound was internal_error).
+BOUNDED_FN = """async function (max, ...given) {
+  const cut = (v) => {
+    if (typeof v === "bigint") return {unserializable: v + "n"};
+    if (typeof v === "number" && (!isFinite(v) || Object.is(v, -0))) return {unserializable: Object.is(v, -0) ? "-0" : String(v)};
+    let text;
+    try { text = typeof v === "string" ? v : JSON.stringify(v); } catch (e) { return [v]; }
+    if (typeof text !== "string" || text.length <= max) return [v];
+    let bytes = 0;
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      bytes += c < 0x80 ? 1 : c < 0x800 ? 2 : (c >= 0xd800 && c < 0xdc00) ? (i++, 4) : 3;
+    }
+    return [null, text.slice(0, max), bytes];
+  };
+  return cut(given.length ? given[0] : await this);  // given: a primitive, which `this` would box
+}"""
 STANDARD_ERRORS = frozenset({"Error", "TypeError", "ReferenceError", "SyntaxError", "RangeError", "EvalError",
                              "URIError", "AggregateError", "DOMException"})
 
@@ -101,24 +123,28 @@ def find(agent, raw, session, args, deadline, broker=None):
             "elements": result["elements"], "truncated": result["truncated"]}
 
 
-def locate(agent, raw, session, args, deadline):
+def locate(agent, raw, session, args, deadline, scroll=True):
+    """`scroll=False` (the person's policy denies scrolling): the match is measured where it is,
+    nothing scrolls, and `scrolled: false` says the box may lie outside the viewport."""
     frame = frames.selected_frame(agent, raw, session)
     # In a frame of another process, scroll each document on its own (see scripts/reveal.js).
     remote = frame is not None and isinstance(frame.session, FrameSession)
-    result = run_script(frame, session, {"op": "locate", "selector": args["selector"], "local": remote}, deadline)
+    result = run_script(frame, session, {"op": "locate", "selector": args["selector"], "local": remote,
+                                         "noScroll": not scroll}, deadline)
+    extra = {} if scroll else {"scrolled": False}
     _selector_errors(result, args["selector"])
     if result.get("noLayout"):
         raise invalid_argument("selector", "The selector matched an element without a layout box (it is hidden).",
                                selector=args["selector"][:200], reason="no_layout")
     if remote:
-        box = frames.reveal_up(frame, session, result["exact"], deadline)
+        box = frames.reveal_up(frame, session, result["exact"], deadline, scroll=scroll)
         return {"x": round(box["left"] + box["width"] / 2), "y": round(box["top"] + box["height"] / 2),
                 "top": round(box["top"]), "left": round(box["left"]), "width": result["width"],
-                "height": result["height"]}
+                "height": result["height"], **extra}
     # Measured after the script scrolled: the frame itself may have moved.
     ox, oy = frames.frame_offset(frame)
     return {"x": round(result["x"] + ox), "y": round(result["y"] + oy), "top": round(result["top"] + oy),
-            "left": round(result["left"] + ox), "width": result["width"], "height": result["height"]}
+            "left": round(result["left"] + ox), "width": result["width"], "height": result["height"], **extra}
 
 
 # --- eval -------------------------------------------------------------------------------------------
@@ -187,6 +213,29 @@ def _runtime(target, method, params, deadline, tab=None):
     return reply.get("result") or {}
 
 
+def _retry_or_raise(exc, frame, attempt):
+    if frame is None or attempt == 2 or not worlds.context_gone(exc):
+        raise exc
+    # The frame has a new document since its context id was cached: find it again.
+    frames.forget_main_world(frame)
+
+
+def _read_back_last_result(target, params, deadline, session):
+    """The expression ran but its value (a primitive: a long string) was too large for one CDP
+    reply: read it back from the console's `$_`, cut in the page (BOUNDED_FN)."""
+    again = {k: v for k, v in params.items() if k not in ("replMode", "objectGroup")}
+    again.update(expression=f"({BOUNDED_FN})({MAX_EVAL_BYTES}, $_)", includeCommandLineAPI=True,
+                 returnByValue=True, objectGroup=EVAL_GROUP)
+    try:
+        boxed = _runtime(target, "Runtime.evaluate", again, deadline, session).get("value")
+    except CDPError:
+        boxed = None
+    if not (isinstance(boxed, list) and len(boxed) == 3):
+        raise BPError("result_too_large", "The expression's value is too large to return; return a part of it "
+                      "(a slice, a count).", context={"field": "expression", "reason": "value_too_large"})
+    return {"boxed": boxed}
+
+
 def evaluate(agent, raw, session, args, deadline):
     """Run the expression in the page's main world of the selected frame; awaits promises.
 
@@ -198,7 +247,8 @@ def evaluate(agent, raw, session, args, deadline):
     frame = frames.selected_frame(agent, raw, session)
     target = session if frame is None else frame.session
     params = {"expression": args["expression"], "awaitPromise": True, "returnByValue": False,
-              "objectGroup": EVAL_GROUP, "userGesture": False, "replMode": True}
+              "objectGroup": LAST_RESULT_GROUP, "userGesture": False, "replMode": True}
+    cut = None
     try:
         # An out-of-process frame's own document is its session's default context.
         own_root = frame is not None and isinstance(target, FrameSession) and frame.frame_id == target.frame_id
@@ -209,28 +259,47 @@ def evaluate(agent, raw, session, args, deadline):
                 commands.dispatching()  # the expression may change the page: from here on, unknown
                 result = _runtime(target, "Runtime.evaluate", params, deadline, session)
                 break
+            except CDPError as exc:
+                if not exc.too_large:
+                    _retry_or_raise(exc, frame, attempt)
+                    continue
+                result = _read_back_last_result(target, params, deadline, session)
+                break
             except BPError as exc:
-                if frame is None or attempt == 2 or not worlds.context_gone(exc):
-                    raise
-                # The frame has a new document since its context id was cached: find it again.
-                frames.forget_frames.main_world(frame)
-        if result.get("subtype") == "promise" and result.get("objectId"):
-            result = _runtime(target, "Runtime.awaitPromise", {"promiseObjectId": result["objectId"],
-                                                               "returnByValue": True}, deadline, session)
+                _retry_or_raise(exc, frame, attempt)
+        if "boxed" in result:
+            cut = result["boxed"]
         elif result.get("objectId"):
-            result = _runtime(target, "Runtime.callFunctionOn", {
-                "objectId": result["objectId"], "functionDeclaration": "function () { return this; }",
-                "returnByValue": True, "objectGroup": EVAL_GROUP}, deadline, session)
+            # Objects (and promises, awaited there) come back by value, cut in the page if large.
+            boxed = _runtime(target, "Runtime.callFunctionOn", {
+                "objectId": result["objectId"], "functionDeclaration": BOUNDED_FN, "awaitPromise": True,
+                "arguments": [{"value": MAX_EVAL_BYTES}], "returnByValue": True, "objectGroup": EVAL_GROUP},
+                deadline, session).get("value")
+            if isinstance(boxed, list) and len(boxed) == 3:
+                cut = boxed
+                result = {}
+            elif isinstance(boxed, dict) and "unserializable" in boxed:
+                result = {"unserializableValue": boxed["unserializable"]}
+            elif isinstance(boxed, list) and len(boxed) == 1:
+                result = {"value": boxed[0]} if boxed[0] is not None else {"value": None}
     finally:
-        try:
-            target.send_nowait("Runtime.releaseObjectGroup", {"objectGroup": EVAL_GROUP})
-        except BPError:
-            pass
+        for group in (EVAL_GROUP, LAST_RESULT_GROUP):
+            try:
+                target.send_nowait("Runtime.releaseObjectGroup", {"objectGroup": group})
+            except BPError:
+                pass
+    if cut is not None:
+        text = cut[1].encode("utf-8", "replace")[:MAX_EVAL_BYTES].decode("utf-8", "ignore")
+        return {"value": text, "truncated": True, "bytes": cut[2]}
     if "value" in result:
         value = result["value"]
     elif "unserializableValue" in result:
         value = result["unserializableValue"]  # NaN, Infinity, -0, 12n: as their source text
     else:
         value = None  # undefined
-    value, truncated = _bounded(value)
+    full, (value, truncated) = value, _bounded(value)
+    if truncated:
+        size = len(json.dumps(full, ensure_ascii=False, separators=(",", ":")).encode()) if not isinstance(full, str) \
+            else len(full.encode("utf-8", "surrogatepass"))
+        return {"value": value, "truncated": True, "bytes": size}
     return {"value": value, "truncated": truncated}

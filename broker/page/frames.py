@@ -270,9 +270,9 @@ def frame_offset(frame):
 REVEAL_GROUP = "browser-pilot-reveal"
 
 
-def reveal_up(frame, session, rect, deadline):
+def reveal_up(frame, session, rect, deadline, scroll=True):
     """Centre `rect` (in the frame's viewport) in every document above the frame, innermost
-    first; returns it in the top-level viewport."""
+    first; returns it in the top-level viewport. `scroll=False`: only map it, nothing scrolls."""
     frames, _ = list_frames(session, ordered=False)
     by_id = {f.frame_id: f for f in frames}
     current = by_id.get(frame.frame_id)
@@ -288,7 +288,7 @@ def reveal_up(frame, session, rect, deadline):
                                timeout_s=timeout_s)
             reply = target.call("Runtime.callFunctionOn", {
                 "functionDeclaration": script("reveal.js"), "objectId": node["object"]["objectId"],
-                "arguments": [{"value": rect}], "returnByValue": True}, timeout_s=timeout_s)
+                "arguments": [{"value": rect}, {"value": not scroll}], "returnByValue": True}, timeout_s=timeout_s)
         except BPError:
             raise BPError("stale_ref", "The selected frame is gone; run 'bp frame' again.",
                           context={"field": "frame", "reason": "frame_detached"}, hint=FRAME_HINT) from None

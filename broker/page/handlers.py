@@ -14,7 +14,6 @@ def _frame(agent, raw, session, args, deadline):
 READERS = {
     protocol.OP_READ: page.read,
     protocol.OP_SEARCH: page.search,
-    protocol.OP_LOCATE: page.locate,
     protocol.OP_EVAL: page.evaluate,
     protocol.OP_FRAME: _frame,
 }
@@ -30,6 +29,14 @@ def _reader(fn):
 
 for _op, _fn in READERS.items():
     handler(_op)(_reader(_fn))
+
+
+@handler(protocol.OP_LOCATE)
+def _locate(tab):
+    page.check_dialog(tab.session)
+    # locate scrolls its match into view: not when the person's policy denies scrolling to this Agent.
+    scroll = tab.broker.policy.denied(tab.request.client, protocol.OP_SCROLL) is None
+    return page.locate(tab.agent, tab.raw, tab.session, tab.args, tab.deadline, scroll=scroll)
 
 
 @handler(protocol.OP_FIND)

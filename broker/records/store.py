@@ -149,11 +149,13 @@ class Record:
                 reply = BPError("command_expired", "The command ran out of time before it changed anything; "
                                 "it is safe to retry.", retryable=True, context=context).envelope()
                 code = "command_expired"
-            elif code in ("unknown_outcome", "target_crashed"):
+            elif code in ("unknown_outcome", "target_crashed", "browser_unresponsive"):
                 context = dict(reply.get("context") or {}, commandId=self.id)
-                if code == "target_crashed":
+                if code in ("target_crashed", "browser_unresponsive"):
                     context["dispatched"] = self.status == "dispatched"  # input may have reached the page first
                 reply = dict(reply, context=context)
+                if code == "browser_unresponsive" and self.mutating and context["dispatched"]:
+                    reply["retryable"] = False  # sent input may still run when the browser resumes
             if self.status == "cancelled" or code == "command_cancelled":
                 if self.status == "dispatched":
                     self.status = "unknown_outcome"

@@ -390,7 +390,8 @@
   function locate() {
     const hit = firstMatch(opts.selector, true);
     if (!hit) return {miss: true};
-    if (opts.local) centreLocally(hit.el);
+    if (opts.noScroll) { /* the person's policy denies scrolling: measure where it is */ }
+    else if (opts.local) centreLocally(hit.el);
     else reveal(hit.el, true, false);
     const rect = hit.el.getBoundingClientRect();
     if (!(rect.width > 0 || rect.height > 0)) return {noLayout: true};

@@ -2,13 +2,13 @@
 // element with a box in that frame's viewport, centres the box in the frame element's own
 // document (its scroll containers, then its window) and returns the box in this viewport.
 // Only this process scrolls: a native scrollIntoView would be carried on to other processes later.
-(function (inner) {
+(function (inner, noScroll) {
   "use strict";
   const fe = this;
   const box = () => {
     const [x, y] = contentOffset(fe);
     return {left: x + inner.left, top: y + inner.top, width: inner.width, height: inner.height};
   };
-  scrollBoxIntoView(fe, box, true);
+  if (!noScroll) scrollBoxIntoView(fe, box, true);  // scrolling denied by the policy: only measured
   return box();
 })

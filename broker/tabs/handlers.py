@@ -77,6 +77,7 @@ def _tab_to_open(broker, agent, request):
     if profile is not None and not new:
         raise invalid_argument("profile", "--profile needs --new: it routes a new tab, it does not move one.")
     if new:
+        request.selection_before = (agent.selected, agent.selected_profile)  # kept if the open is refused
         return routing.create_managed(broker, agent, request, "about:blank", profile)
     return routing.selected_tab(broker, agent, request)
 
@@ -86,11 +87,48 @@ def open_url(tab):
     session = tab.session
     blocked_before = session.blocked_navigations
     result = session.navigate(tab.args["url"], timeout_s=tab.remaining(floor=1.5) - 0.5)
-    if session.blocked_navigations > blocked_before:
-        # A redirect out of the person's bounds: stopped in the browser (bp/policy.py).
-        from bp import policy
+    blocked = session.blocked_navigations > blocked_before
+    if blocked and result.get("navigationError"):
+        # The document itself was stopped in the browser (bp/policy.py): refused.
+        _refuse_open(tab, _bounds_refusal(session, tab.args["url"]))
+    observation = _observe_opened(tab, session, result)
+    if blocked and observation.get("evidence") is None and "dialog" not in observation:
+        # The document loaded; only requests it made were stopped (origins.subresources): that is
+        # not a failed navigation, but the answer says what was stopped (as an action's evidence does).
+        observation["evidence"] = {"action": "navigate", "status": "verified", "effects": ["navigation_blocked"],
+                                   "navigationBlocked": {"code": "navigation_blocked", "origin": session.blocked_origin}}
+    return observation
 
-        raise policy.navigation_denied(protocol.OP_OPEN, session.blocked_origin, reason="redirect_blocked")
+
+def _bounds_refusal(session, url):
+    """capability_denied for a navigation the bounds stopped: `redirect_blocked` only when what was
+    stopped is not the URL asked for itself, as the browser spells it (a decimal or hex IP, say)."""
+    from bp import policy
+
+    origin = session.blocked_origin
+    try:
+        import json
+
+        asked = session.evaluate(f"new URL({json.dumps(url)}).origin", timeout_s=2.0)
+    except BPError:
+        asked = None
+    reason = "navigation_blocked" if asked == origin else "redirect_blocked"
+    return policy.navigation_denied(protocol.OP_OPEN, origin, reason=reason)
+
+
+def _refuse_open(tab, error):
+    """A refused `open --new` leaves nothing behind: the Agent's selection is the one before,
+    and the new tab is closed (after the reply: not from the tab's own worker)."""
+    before = getattr(tab.request, "selection_before", None)
+    if tab.args.get("new") and before is not None:
+        agent, raw, broker = tab.agent, tab.raw, tab.broker
+        if agent.selected == raw:
+            agent.selected, agent.selected_profile = before
+        tab.request.after_reply.append(lambda: routing.close_targets(broker, [raw]))
+    raise error
+
+
+def _observe_opened(tab, session, result):
     observation = None
     if not result.get("dialog"):
         try:

@@ -40,13 +40,17 @@ def inventory(broker, agent, fresh_titles=False):
     rows = []
     for index, (raw, info) in enumerate(targets.pages(), start=1):
         origin, state = _control_state(broker, agent, raw)
+        # Another Agent's managed tab (or popup) is listed so indexes and counts stay true, but
+        # not where it is nor what it shows: that is the other Agent's work, not the person's.
+        foreign = origin != "user_tab" and state != "controlled"
         if origin != "user_tab" and state == "busy":
             origin = "user_tab"  # another Agent's managed tab is, to this Agent, just a tab
         profile = targets.profile(info.get("browserContextId"))
         row = {
             "index": index, "targetId": agent.opaque_id(raw),
             "profileContextId": profile[0] if profile else None,
-            "title": (info.get("title") or "")[:4096], "url": (info.get("url") or "")[:8192],
+            "title": "" if foreign else (info.get("title") or "")[:4096],
+            "url": "" if foreign else (info.get("url") or "")[:8192],
             "origin": origin, "selected": raw == agent.selected, "controlState": state,
         }
         if origin != "user_tab":

@@ -13,7 +13,7 @@ import time
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 
-from bp.errors import BPError, invalid_argument, target_crashed
+from bp.errors import BPError, browser_unresponsive, invalid_argument, target_crashed
 from broker.browser.connection import CDPError
 from broker.records import store as commands
 
@@ -215,9 +215,13 @@ class TabSession(FrameSessions):
         except BPError as exc:
             if exc.code == "unknown_outcome" and (exc.context or {}).get("method") == method and not self.dialog_open() \
                     and not self.answers():
-                # Not a slow answer: the renderer answers nothing at all (a hung main thread).
-                self.targets.mark_crashed(self.raw_id, "unresponsive")
-                raise target_crashed("unresponsive", method=method) from None
+                if not self.browser_answers():
+                    # The browser itself is silent (paused, suspended): not this tab's fault.
+                    raise browser_unresponsive(method=method) from None
+                if not self.answers():  # the browser may only just have resumed: one more chance
+                    # Not a slow answer: the renderer answers nothing at all (a hung main thread).
+                    self.targets.mark_crashed(self.raw_id, "unresponsive")
+                    raise target_crashed("unresponsive", method=method) from None
             raise
         if reply is None and (abort is None or not abort()):
             state = self.targets.crash_state(self.raw_id) or {"reason": "renderer_crashed"}
@@ -242,10 +246,20 @@ class TabSession(FrameSessions):
         self.targets.clear_crashed(self.raw_id, "unresponsive")
         return True
 
+    def browser_answers(self):
+        """Whether the browser process itself answers a browser-level call within PROBE_S."""
+        try:
+            return self.conn.cdp("Browser.getVersion", None, timeout_s=PROBE_S) is not None
+        except BPError:
+            return False
+
     def check_answers(self):
-        """target_crashed if the tab is marked crashed, or marked silent and still silent."""
+        """target_crashed if the tab is marked crashed, or marked silent and still silent
+        (browser_unresponsive when the whole browser is the silent one)."""
         state = self.targets.crash_state(self.raw_id)
         if state is not None and (state["reason"] != "unresponsive" or not self.answers()):
+            if state["reason"] == "unresponsive" and not self.browser_answers():
+                raise browser_unresponsive()
             raise target_crashed(state["reason"])
 
     def send_nowait(self, method, params=None):
@@ -486,7 +500,12 @@ class Workers:
                               context={"commandId": record.id})
             return future.result(timeout=max(0.0, deadline - time.monotonic()))
         except FutureTimeout:
-            if future.cancel():
+            queued = future.cancel()
+            session = worker.session
+            if session is not None and session.alive and not session.browser_answers():
+                # Out of time because the whole browser is silent (paused, suspended), not the tab.
+                raise browser_unresponsive(reason="deadline") from None
+            if queued:
                 raise BPError("command_expired", "The tab was busy with earlier commands past this command's deadline.",
                               retryable=True) from None
             raise BPError("unknown_outcome", "The command did not finish before its deadline.",

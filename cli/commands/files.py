@@ -38,11 +38,13 @@ def file_result(r):
 @click.option("--selector", metavar="CSS", help="Only the first element matching CSS (its box).")
 @click.option("--annotate", is_flag=False, flag_value="", default=None, metavar="[REFS]",
               help="Draw numbered boxes for the latest snapshot's refs (all, up to 200, or a comma list).")
-def screenshot(file, full, selector, annotate):
+@click.option("--overwrite", is_flag=True, help="Replace FILE if it exists (otherwise an existing file is file_exists).")
+def screenshot(file, full, selector, annotate, overwrite):
     """Save a PNG of the selected tab to FILE and print where it went (never the bytes).
 
     FILE: an absolute path, or a name inside BROWSER_PILOT_OUTPUT_DIR (else the current
-    directory); default screenshot-<UTC time>.png. An existing file is replaced; a symbolic link
+    directory); default screenshot-<UTC time>.png. An existing FILE is never replaced unless
+    --overwrite (file_exists); a default name that exists becomes 'name (1).png'; a symbolic link
     is refused. --annotate draws the refs on the image only: the page is not touched.
 
     \b
@@ -64,7 +66,7 @@ def screenshot(file, full, selector, annotate):
                                    ("--annotate", annotate is not None)) if on]
     if len(modes) > 1:
         raise click.UsageError(f"{modes[0]} and {modes[1]} cannot be combined (--annotate is viewport only).")
-    args = given(outputs.request_args(file), full=full)
+    args = given(outputs.request_args(file, overwrite=overwrite), full=full)
     if selector is not None:
         args["selector"] = selector
     if annotate is not None:
@@ -75,7 +77,8 @@ def screenshot(file, full, selector, annotate):
 @click.command()
 @click.argument("file", required=False)
 @click.option("--landscape", is_flag=True, help="Landscape pages.")
-def pdf(file, landscape):
+@click.option("--overwrite", is_flag=True, help="Replace FILE if it exists (otherwise an existing file is file_exists).")
+def pdf(file, landscape, overwrite):
     """Print the selected tab to a PDF file and print where it went.
 
     FILE as for 'bp screenshot'; default page-<UTC time>.pdf. Printing works in headless Chrome;
@@ -84,7 +87,7 @@ def pdf(file, landscape):
     \b
     Example:  bp pdf report.pdf --landscape
     """
-    args = given(outputs.request_args(file), landscape=landscape)
+    args = given(outputs.request_args(file, overwrite=overwrite), landscape=landscape)
     send(protocol.OP_PDF, args, file_result, awaited="the PDF of the page")
 
 
@@ -115,11 +118,13 @@ def downloads():
 @click.command()
 @click.argument("selector")
 @click.argument("file", required=False)
-def download(selector, file):
+@click.option("--overwrite", is_flag=True, help="Replace FILE if it exists (otherwise an existing file is file_exists).")
+def download(selector, file, overwrite):
     """Export a finished download (INDEX from 'bp downloads', or its id) to FILE.
 
-    FILE as for 'bp screenshot'; default: the download's own file name. Export as often as
-    needed until the copy expires.
+    FILE as for 'bp screenshot'; default: the download's own file name, made unique
+    ('name (1).ext') if a file of that name exists: nothing is ever replaced without --overwrite.
+    The answer's `file` is the path written. Export as often as needed until the copy expires.
 
     \b
     Example:  bp download 1 report.csv
@@ -132,7 +137,7 @@ def download(selector, file):
         # Nothing of this Agent's can have that name: unknown, as for an index no longer listed.
         raise BPError("artifact_not_found", "No such download for this Agent; give an index from 'bp downloads' "
                       "or a download id (download-…).", context={"field": "selector"})
-    args = outputs.request_args(file)
+    args = outputs.request_args(file, overwrite=overwrite)
     args["selector"] = value
     send(protocol.OP_DOWNLOAD, args, file_result, awaited="the download's export")
 

@@ -93,7 +93,8 @@ def _render_show(r):
 @click.argument("request_id", metavar="ID")
 @click.option("--reveal", is_flag=True, help="Show Cookie, Set-Cookie, Authorization and API-key header values.")
 @click.option("--save", "save", metavar="FILE", help="Write the response body to FILE instead (base64 decoded).")
-def show(request_id, reveal, save):
+@click.option("--overwrite", is_flag=True, help="With --save: replace FILE if it exists.")
+def show(request_id, reveal, save, overwrite):
     """One request: headers (sensitive values redacted unless --reveal), post data (≤64 KiB),
     status, timing and the response body (≤64 KiB; binary bodies as base64).
 
@@ -103,7 +104,7 @@ def show(request_id, reveal, save):
     """
     args = given({"id": request_id}, reveal=reveal)
     if save is not None:
-        args.update(outputs.request_args(save))
+        args.update(outputs.request_args(save, overwrite=overwrite))
         args["save"] = True
         from cli.commands.files import file_result
 
@@ -217,7 +218,8 @@ def clear():
 @click.option("--after", metavar="CURSOR", help="Only requests after this id (a nextCursor of 'bp net').")
 @click.option("--reveal", is_flag=True, help="Keep Cookie, Set-Cookie, Authorization and API-key values.")
 @click.option("--bodies", is_flag=True, help="Include response bodies (each ≤64 KiB, 16 MiB in all).")
-def export(file, url, after, reveal, bodies):
+@click.option("--overwrite", is_flag=True, help="Replace FILE.har if it exists (otherwise file_exists).")
+def export(file, url, after, reveal, bodies, overwrite):
     """Write this key's network journal as a HAR 1.2 file: sensitive header values and every
     cookie value are redacted unless --reveal; response bodies only with --bodies, while the
     browser still holds them. Written like every exported file (0600, atomic, never through a
@@ -227,7 +229,7 @@ def export(file, url, after, reveal, bodies):
     Example:  bp net export session.har
     Example:  bp net export api.har --url '*/api/*' --bodies
     """
-    args = given(outputs.request_args(file), reveal=reveal, bodies=bodies)
+    args = given(outputs.request_args(file, overwrite=overwrite), reveal=reveal, bodies=bodies)
     for name, value in (("url", url), ("after", after)):
         if value is not None:
             args[name] = value

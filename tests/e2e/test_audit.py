@@ -113,3 +113,91 @@ def test_journal_survives_a_broker_crash(home, env_for, pages):
     assert after[-1]["operation"] == "connect" and after[-1]["seq"] == before[-1]["seq"] + 1
     assert ok(home, env, "audit", "--verify")["audit"]["verified"] is True
     assert bp(home, "audit", "--after", "audit-0", env=env).rc == 0
+
+
+# --- failing closed (issue 27 item 4) --------------------------------------------------------------
+
+from tests import tmpfs  # noqa: E402
+
+COUNTER = "<button onclick=\"this.textContent=Number(this.textContent)+1\">0</button>"
+
+
+def counter_value(home, env):
+    return ok(home, env, "eval", "document.querySelector('button').textContent")["value"]
+
+
+def test_a_full_disk_refuses_audited_commands_before_dispatch(home, env_for, pages):
+    os.chmod(home, 0o700)
+    with tmpfs.small_tmpfs(os.path.join(home, "audit"), "1m") as audit_dir:
+        env = start(home, env_for)
+        observation = ok(home, env, "open", pages.page(COUNTER, title="full"))
+        button = ref_of(observation, "button", "0")
+        filler = tmpfs.fill(audit_dir)
+        refused = bp(home, "click", button, env=env)
+        assert refused.rc != 0 and refused.code == "audit_unavailable", refused
+        assert refused.json["context"]["reason"] == "storage_full"
+        assert refused.json["remediation"]["code"] == "fix_audit_journal"
+        # Reads are not audited and still answer: the click never reached the page.
+        assert ok(home, env, "snapshot")["elements"] and bp(home, "eval", "1", env=env).code == "audit_unavailable"
+        os.unlink(filler)
+        ok(home, env, "click", button)
+        assert counter_value(home, env) == "1"
+        entries = ok(home, env, "audit")["entries"]
+        assert [e["operation"] for e in entries][-2:] == ["click", "eval"]
+        assert ok(home, env, "audit", "--verify")["audit"]["verified"] is True
+
+
+def test_a_deleted_journal_file_starts_a_new_one_recording_the_gap(home, env_for, pages):
+    env = start(home, env_for)
+    for n in range(3):
+        ok(home, env, "open", pages.page(f"<p>{n}</p>", title=f"d{n}"))
+    [first] = journal_files(home)
+    gone = [json.loads(line)["seq"] for line in open(first, "rb").read().splitlines()]
+    os.unlink(first)
+    ok(home, env, "open", pages.page("<p>after</p>", title="after"))
+    files = journal_files(home)
+    assert files and first not in files, files  # not appended to the deleted inode
+    lines = [json.loads(line) for line in open(files[-1], "rb").read().splitlines()]
+    assert lines[0]["event"] == "gap" and lines[0]["reason"] == "file_deleted"
+    assert lines[0]["file"] == os.path.basename(first) and lines[1]["operation"] == "open"
+    result = ok(home, env, "audit", "--verify")["audit"]
+    assert result["verified"] is False
+    assert {"reason": "file_missing", "file": os.path.basename(first), "missing": [gone[0], gone[-1]],
+            "entries": len(gone)} in result["problems"], result
+    assert any(p["reason"] == "entries_missing" and p["cause"] == "file_deleted" for p in result["problems"])
+
+
+def test_a_tail_cut_while_the_service_was_down_is_reported(home, env_for, pages):
+    env = start(home, env_for)
+    for n in range(4):
+        ok(home, env, "open", pages.page(f"<p>{n}</p>", title=f"t{n}"))
+    assert bp(home, "disconnect", env=env).rc == 0
+    assert helpers.wait_until(lambda: helpers.brokers_for(home) == [], 15)
+    [path] = journal_files(home)
+    lines = open(path, "rb").read().splitlines(keepends=True)
+    last_seq = json.loads(lines[-1])["seq"]
+    with open(path, "wb") as fh:  # the last two whole lines removed: the chain alone still verifies
+        fh.write(b"".join(lines[:-2]))
+    assert bp(home, "connect", env=env).rc == 0
+    result = ok(home, env, "audit", "--verify")["audit"]
+    assert result["verified"] is False
+    assert any(p["reason"] == "entries_missing" and p["cause"] == "tail_truncated"
+               and p["missing"] == [last_seq - 1, last_seq] for p in result["problems"]), result
+
+
+def test_taking_a_tab_and_cancelling_are_audited(home, env_for, pages, chromium):
+    env = start(home, env_for)
+    marker = f"persons-{os.path.basename(home)}"
+    user = chromium.new_user_tab(pages.url(f"/page?title={marker}"))
+    assert helpers.wait_until(lambda: any(marker in t["url"] for t in ok(home, env, "tabs")["tabs"]))
+    index = next(t["index"] for t in ok(home, env, "tabs")["tabs"] if marker in t["url"])
+    ok(home, env, "tab", str(index))
+    ok(home, env, "tab", "release")
+    cancel = bp(home, "cancel", "cmd-000000000000", env=env)
+    entries = ok(home, env, "audit")["entries"]
+    assert [e["operation"] for e in entries][-3:] == ["tab", "tab", "cancel"], entries
+    tab, cancelled = entries[-3], entries[-1]
+    assert tab["capability"] == "workspace.manage" and tab["outcome"] == "ok"
+    assert tab["origin"] == f"http://127.0.0.1:{pages.port}"
+    assert cancelled["outcome"] == ("ok" if cancel.rc == 0 else cancel.code)
+    chromium.close_tab(user)

@@ -101,3 +101,30 @@ def test_a_silent_renderer_is_reported_and_recovers(home, connected, pages, chro
         assert "crashed" not in tab_row(home, connected, target)
     finally:
         ws.close()
+
+
+def test_a_paused_browser_is_browser_unresponsive_not_a_crashed_tab(home, connected, pages, chromium):
+    """Issue 27 item 3: with the whole browser stopped (SIGSTOP to its process group), a command
+    answers browser_unresponsive (retryable, wait_for_browser), and the tab is not marked crashed."""
+    import os
+    import signal
+
+    ok(home, connected, "open", "--new", pages.page("<button>Paused</button>", title="paused"))
+    target = selected_id(home, connected)
+    button = [e["ref"] for e in ok(home, connected, "snapshot")["elements"] if e["name"] == "Paused"][0]
+    os.killpg(chromium.proc.pid, signal.SIGSTOP)
+    try:
+        paused = bp(home, "--timeout", "6000", "snapshot", env=connected)
+        clicked = bp(home, "--timeout", "6000", "click", str(button), env=connected)
+    finally:
+        os.killpg(chromium.proc.pid, signal.SIGCONT)
+    # A click may have been sent before the browser went silent: then not retryable (it may run on resume).
+    assert clicked.code == "browser_unresponsive", clicked
+    assert clicked.json["retryable"] is (not clicked.json["context"]["dispatched"])
+    assert paused.code == "browser_unresponsive", paused
+    assert paused.json["retryable"] is True and paused.json["remediation"]["code"] == "wait_for_browser"
+    assert "commandId" in paused.json["context"]
+    assert "crashed" not in tab_row(home, connected, target)
+    assert ok(home, connected, "status").get("crashedTabs", {}).get("count", 0) == 0
+    again = ok(home, connected, "snapshot")
+    assert ("button", "Paused") in [(e["role"], e["name"]) for e in again["elements"]]

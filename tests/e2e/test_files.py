@@ -119,12 +119,13 @@ def test_output_paths_that_escape_or_end_in_a_symlink_are_refused_and_nothing_is
         relative = bp(home, "screenshot", env=dict(files_env, BROWSER_PILOT_OUTPUT_DIR="relative/dir"))
         assert relative.json["context"]["field"] == "outputDir", relative
         assert sorted(os.listdir(outdir)) == ["link.png", "sub"]  # no temporary file left behind
-        # An existing regular file is replaced (atomically, private mode).
+        # An existing regular file is replaced only with --overwrite (atomically, private mode).
         existing = os.path.join(outdir, "existing.png")
         with open(existing, "w") as fh:
             fh.write("old")
         os.chmod(existing, 0o644)
-        ok(home, files_env, "screenshot", "existing.png")
+        assert bp(home, "screenshot", "existing.png", env=files_env).code == "file_exists"
+        ok(home, files_env, "screenshot", "existing.png", "--overwrite")
         assert open(existing, "rb").read(8) == PNG and private_file(existing)
     finally:
         shutil.rmtree(victim_dir, ignore_errors=True)
@@ -316,3 +317,67 @@ def test_a_download_selector_that_names_nothing_is_artifact_not_found(home, sele
     result = bp(home, "download", "--", selector)
     assert result.code == "artifact_not_found", result
     assert result.json["context"] == {"field": "selector"}
+
+
+# --- no clobbering (issue 27 item 5) ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["screenshot", "pdf"])
+def test_an_existing_file_is_never_replaced_without_overwrite(home, files_env, outdir, pages, command):
+    ok(home, files_env, "open", pages.page(PAGE))
+    name = "exist.png" if command == "screenshot" else "exist.pdf"
+    target = os.path.join(outdir, name)
+    with open(target, "wb") as fh:
+        fh.write(b"the person's file")
+    for given in (name, target):  # relative (in the output dir) and absolute
+        refused = bp(home, command, given, env=files_env)
+        assert refused.rc != 0 and refused.code == "file_exists", refused
+        assert refused.json["context"]["path"] == target and refused.json["retryable"] is False
+        assert "--overwrite" in refused.json["remediation"]["message"]
+    assert open(target, "rb").read() == b"the person's file" and os.listdir(outdir) == [name]
+    replaced = ok(home, files_env, command, name, "--overwrite")
+    assert replaced["file"] == target and open(target, "rb").read() != b"the person's file"
+    assert os.path.getsize(target) == replaced["sizeBytes"] and os.listdir(outdir) == [name]
+
+
+def test_a_download_under_the_servers_name_never_replaces_a_file(home, dl_env, outdir, pages, download_browser):
+    project = os.path.join(outdir, "conftest.py")
+    with open(project, "w") as fh:
+        fh.write("# the project's own conftest\n")
+    _download(home, dl_env, pages, download_browser, "conftest.py", "pwned")
+    exported = ok(home, dl_env, "download", "1")
+    assert exported["file"] == os.path.join(outdir, "conftest (1).py"), exported
+    assert open(exported["file"]).read() == "pwned" and private_file(exported["file"])
+    again = ok(home, dl_env, "download", "1")
+    assert again["file"] == os.path.join(outdir, "conftest (2).py")
+    assert open(project).read() == "# the project's own conftest\n"
+    assert bp(home, "download", "1", "conftest.py", env=dl_env).code == "file_exists"
+    assert open(project).read() == "# the project's own conftest\n"
+
+
+# --- a full disk (issue 27 item 3) -----------------------------------------------------------------
+
+
+def test_a_full_output_disk_or_private_storage_is_storage_full(home, env_for, pages):
+    from tests import tmpfs
+
+    os.chmod(home, 0o700)
+    with helpers.scratch_dir("bpo-") as parent:
+        with tmpfs.small_tmpfs(os.path.join(parent, "out"), "256k") as out, \
+                tmpfs.small_tmpfs(os.path.join(home, "artifacts"), "256k") as store:
+            env = env_for(home, BROWSER_PILOT_OUTPUT_DIR=out)
+            assert bp(home, "connect", env=env).rc == 0
+            ok(home, env, "open", pages.page(PAGE))
+            filler = tmpfs.fill(out)
+            full = bp(home, "screenshot", "shot.png", env=env)
+            assert full.rc != 0 and full.code == "storage_full", full
+            assert full.json["context"] == {"where": "output", "reason": "disk_full"}
+            assert full.json["remediation"]["code"] == "free_disk_space"
+            assert sorted(os.listdir(out)) == [os.path.basename(filler)]  # nothing partial left
+            os.unlink(filler)
+            tmpfs.fill(store)  # now Browser Pilot's own private storage is the full one
+            full = bp(home, "pdf", "page.pdf", env=env)
+            assert full.code == "storage_full" and full.json["context"]["where"] == "artifacts", full
+            assert os.listdir(out) == []
+            assert bp(home, "disconnect", env=env).rc == 0
+            assert helpers.wait_until(lambda: helpers.brokers_for(home) == [], 15)

@@ -399,6 +399,22 @@ def test_eval_result_is_cut_at_64_kib(home, connected, pages):
     assert array["value"].startswith("[0,1,2,") and len(array["value"]) == 65536
     small = ok(home, connected, "eval", "'é'.repeat(1000)")
     assert small["truncated"] is False and small["value"] == "é" * 1000
+    assert text["bytes"] == 200000 and array["bytes"] == len(json.dumps(list(range(20000)), separators=(",", ":")))
+    assert "bytes" not in small
+
+
+def test_an_eval_value_larger_than_a_cdp_reply_is_cut_not_an_error(home, connected, pages):
+    """Issue 27 item 3: a value over the relay's 64 MiB bound for one CDP reply was internal_error;
+    it is cut in the page to the same bounded, flagged value, and the expression ran once."""
+    open_page(home, connected, pages.page("<p>x</p>"))
+    size = 70 * 1024 * 1024
+    for expression in (f"window.runs = (window.runs || 0) + 1; 'x'.repeat({size})",
+                       f"window.runs = (window.runs || 0) + 1; Promise.resolve('x'.repeat({size}))",
+                       f"window.runs = (window.runs || 0) + 1; ({{big: 'x'.repeat({size})}})"):
+        result = ok(home, connected, "--timeout", "60000", "eval", expression)
+        assert result["truncated"] is True and len(result["value"].encode()) <= 65536, expression
+        assert set(result["value"].lstrip('{"big:')) == {"x"} and result["bytes"] >= size, expression
+    assert ok(home, connected, "eval", "window.runs")["value"] == 3
 
 
 def test_eval_argument_errors_are_invalid_argument(home, connected):

@@ -230,3 +230,66 @@ def test_policy_named_by_status_and_doctor(home, env_for, tmp_path):
         assert ok(other, plain, "eval", "1 + 2")["value"] == 3
     finally:
         helpers.stop_brokers(other)
+
+
+def test_locate_does_not_scroll_when_scrolling_is_denied(home, env_for, pages):
+    """Issue 27 item 7: `bp locate` scrolls its match into view, but not for a key the policy
+    denies scrolling (by operation or by its capability); the box is measured where it is."""
+    env = start(home, env_for, {"version": 1, "keys": {"noscroll-*": {"deny": ["scroll"]},
+                                                       "noinput-*": {"deny": ["action.input"]}}})
+    url = pages.page("<div style='height:4000px'>tall</div><button id=far>far</button>", title="far")
+    for key in ("noscroll-1", "noinput-1"):
+        agent = dict(env, BROWSER_PILOT_CLIENT_KEY=key)
+        ok(home, agent, "open", url)
+        inner = ok(home, agent, "eval", "innerHeight")["value"]
+        located = ok(home, agent, "locate", "#far")
+        assert located["scrolled"] is False and located["y"] > inner, located
+        assert ok(home, agent, "eval", "scrollY")["value"] == 0, key
+    allowed = dict(env, BROWSER_PILOT_CLIENT_KEY="free-1")
+    ok(home, allowed, "open", url)
+    located = ok(home, allowed, "locate", "#far")
+    assert "scrolled" not in located and ok(home, allowed, "eval", "scrollY")["value"] > 0
+
+
+# --- right answers of bp open under the bounds (issue 27 item 3) ------------------------------------
+
+
+def test_blocked_subresources_are_not_a_failed_open(home, env_for, pages):
+    env = start(home, env_for, {"version": 1, "origins": {"block": ["http://a.test:*"], "subresources": True}})
+    marker = os.urandom(4).hex()
+    img = pages.url(f"/json?img-{marker}", site="a")
+    observation = ok(home, env, "open", pages.page(f"<img src='{img}'><button>fine</button>", title=f"sub-{marker}"))
+    assert observation["title"] == f"sub-{marker}" and ref_of(observation, "button", "fine")
+    assert observation["evidence"]["navigationBlocked"] == {"code": "navigation_blocked",
+                                                            "origin": f"http://a.test:{pages.port}"}
+    assert requested(pages, f"img-{marker}") == []
+
+
+def test_a_refused_open_new_closes_its_tab_and_keeps_the_selection(home, env_for, pages, chromium):
+    env = start(home, env_for, ALLOW_LOCAL)
+    marker = os.urandom(4).hex()
+    first = ok(home, env, "open", pages.page("<p>first</p>", title=f"first-{marker}"))
+    away = pages.url(f"/html?id=away-{marker}", site="a")
+    redirect = pages.url(f"/see-other?to={away.replace('&', '%26')}")
+    before = set(chromium.pages())
+    refused = bp(home, "open", "--new", redirect, env=env)
+    assert refused.code == "capability_denied", refused
+    assert refused.json["context"]["reason"] == "redirect_blocked"
+    assert refused.json["context"]["origin"] == f"http://a.test:{pages.port}"
+    assert helpers.wait_until(lambda: set(chromium.pages()) == before, 10), (before, chromium.pages())
+    selected = [t for t in ok(home, env, "tabs")["tabs"] if t["selected"]]
+    assert [t["title"] for t in selected] == [f"first-{marker}"] and first["title"] == f"first-{marker}"
+    assert ok(home, env, "eval", "document.title")["value"] == f"first-{marker}"
+    assert requested(pages, f"away-{marker}") == []
+
+
+def test_an_ip_spelled_in_decimal_or_hex_is_not_called_a_redirect(home, env_for, pages):
+    port = pages.port
+    env = start(home, env_for, {"version": 1, "origins": {"block": [f"http://127.0.0.1:{port}"]}})
+    marker = os.urandom(4).hex()
+    for spelling in ("2130706433", "0x7f000001"):
+        refused = bp(home, "open", f"http://{spelling}:{port}/page?title=ip-{marker}", env=env)
+        assert refused.code == "capability_denied", refused
+        assert refused.json["context"]["reason"] == "navigation_blocked", (spelling, refused)
+        assert refused.json["context"]["origin"] == f"http://127.0.0.1:{port}"
+    assert requested(pages, f"ip-{marker}") == []

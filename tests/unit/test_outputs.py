@@ -38,14 +38,50 @@ def test_destinations():
     assert outputs.destination("/out", "a/./b/../c.png") == ("/out/a/c.png", "/out")
 
 
-def test_write_is_private_atomic_and_replaces_a_regular_file(tmp_path):
+def test_write_is_private_atomic_and_replaces_a_regular_file_only_when_asked(tmp_path):
     target = tmp_path / "f.bin"
     target.write_text("old")
     os.chmod(target, 0o644)
-    assert outputs.write(str(target), str(tmp_path), [b"ab", b"cd"]) == 4
+    with pytest.raises(BPError) as exc:
+        outputs.write(str(target), str(tmp_path), [b"ab", b"cd"])
+    assert exc.value.code == "file_exists" and exc.value.context["path"] == str(target)
+    assert exc.value.remediation["code"] == "choose_other_path"
+    assert target.read_text() == "old" and sorted(os.listdir(tmp_path)) == ["f.bin"]
+    assert outputs.write(str(target), str(tmp_path), [b"ab", b"cd"], overwrite=True) == (str(target), 4)
     assert target.read_bytes() == b"abcd"
     assert stat.S_IMODE(os.stat(target).st_mode) == 0o600
     assert sorted(os.listdir(tmp_path)) == ["f.bin"]
+
+
+def test_a_file_appearing_while_written_is_not_replaced(tmp_path):
+    """The existence check comes first, but publishing is what makes it race-free: a file made
+    at the name while the bytes were being written is kept (hard link, never rename over it)."""
+    target = tmp_path / "race.png"
+
+    def chunks():
+        target.write_text("theirs")
+        yield b"ours"
+
+    with pytest.raises(BPError) as exc:
+        outputs.write(str(target), str(tmp_path), chunks())
+    assert exc.value.code == "file_exists" and target.read_text() == "theirs"
+    assert sorted(os.listdir(tmp_path)) == ["race.png"]  # no temp file left
+
+
+def test_a_name_not_chosen_by_the_caller_gets_a_unique_variant(tmp_path):
+    (tmp_path / "conftest.py").write_text("project")
+    (tmp_path / "conftest (1).py").write_text("earlier")
+    path, size = outputs.export({"outputDir": str(tmp_path)}, "conftest.py", [b"server"])
+    assert (path, size) == (str(tmp_path / "conftest (2).py"), 6)
+    assert (tmp_path / "conftest.py").read_text() == "project" and (tmp_path / "conftest (1).py").read_text() == "earlier"
+    assert outputs.export({"outputDir": str(tmp_path)}, "README", [b"a"])[0] == str(tmp_path / "README")
+    assert outputs.export({"outputDir": str(tmp_path)}, "README", [b"b"])[0] == str(tmp_path / "README (1)")
+    # The caller's own name is never renamed: it is file_exists (or --overwrite).
+    with pytest.raises(BPError) as exc:
+        outputs.export({"outputDir": str(tmp_path), "file": "conftest.py"}, "x", [b"server"])
+    assert exc.value.code == "file_exists"
+    assert outputs.export({"outputDir": str(tmp_path), "file": "conftest.py", "overwrite": True}, "x", [b"s"])[1] == 1
+    assert (tmp_path / "conftest.py").read_text() == "s"
 
 
 def test_write_refuses_symlinks_escapes_and_directories(tmp_path):
