@@ -4,7 +4,6 @@ Recording: broker/trace/book.py (called by the broker for every answered command
 person opens: broker/trace/report.py. The export goes where every export goes (bp/outputs.py),
 but never replaces an existing file unless asked (`file_exists`)."""
 
-import errno
 import os
 
 from bp import outputs, protocol
@@ -45,11 +44,6 @@ def _no_trace():
                    context={"field": "trace", "reason": "no_trace"})
 
 
-def file_exists():
-    return BPError("file_exists", "The file already exists; give --overwrite to replace it, or another name.",
-                   context={"field": "file"})
-
-
 @handler(protocol.OP_TRACE_EXPORT)
 def export(broker, request):
     from broker.trace import report
@@ -60,8 +54,6 @@ def export(broker, request):
         raise _no_trace()
     args = request.args
     path, base = outputs.destination(args["outputDir"], args["file"])
-    if not args.get("overwrite") and os.path.lexists(path):
-        raise file_exists()  # before any work; the write below is the race-free check
     with trace.lock:
         steps = [{k: v for k, v in step.items() if k != "_size"} for step in trace.steps]
         items = dict(trace.images)
@@ -72,10 +64,8 @@ def export(broker, request):
         images[step["seq"]] = _image(broker, agent, step, items.get(step["seq"]))
     data = report.render(meta, steps, images)
     create = bool(args.get("createOutputDir")) and base == os.path.normpath(args["outputDir"])
-    if args.get("overwrite"):
-        size = outputs.write(path, base, [data], create_base=create)
-    else:
-        size = _write_new(path, base, data, create)
+    # Written like every exported file: an existing file is file_exists unless --overwrite.
+    path, size = outputs.write(path, base, [data], create_base=create, overwrite=bool(args.get("overwrite")))
     shown = sum(1 for v in images.values() if isinstance(v, bytes))
     return {"file": path, "mimeType": "text/html", "sizeBytes": size, "steps": len(steps), "images": shown,
             "trace": trace.summary()}
@@ -98,26 +88,3 @@ def _image(broker, agent, step, item):
         return "expired"  # the storage's lifetime or the Agent's release took it
 
 
-def _write_new(path, base, data, create):
-    """Write through a private temporary file, then hard-link it to the name: link() fails if
-    anything (a file, a link) is there, so an existing file is never replaced."""
-    parent, leaf = os.path.split(path)
-    part = os.path.join(parent, f".{leaf[:64]}.bp-{os.urandom(6).hex()}.part")
-    outputs.write(part, base, [data], create_base=create)
-    try:
-        dir_fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.link(os.path.basename(part), leaf, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
-        finally:
-            os.close(dir_fd)
-    except FileExistsError:
-        raise file_exists() from None
-    except OSError as exc:
-        raise BPError("invalid_argument", f"The file could not be written ({errno.errorcode.get(exc.errno, 'error')}).",
-                      context={"field": "file", "reason": "write_failed"}) from None
-    finally:
-        try:
-            os.unlink(part)
-        except OSError:
-            pass
-    return len(data)
