@@ -48,7 +48,38 @@ def dialog_record(params):
     return record
 
 
-class FrameSessions:
+class Session:
+    """What every session-like object Targets routes events to is: a tab's (TabSession), an
+    out-of-process iframe's (FrameSession), a popup guard's (broker/policy/bounds.py PopupGuard).
+    Declared once, so that Targets, the network hub and the bounds read attributes instead of
+    probing with hasattr/getattr."""
+
+    session_id = None  # the flattened CDP session id
+    raw_id = None  # the tab's target id (a tab's session, a popup guard); None on an iframe
+    tab_raw_id = None  # an out-of-process iframe's tab; None on a tab's own session and a guard
+    is_tab = False  # a TabSession: commands run on it, its events are buffered for waits
+    guard = False  # a PopupGuard: Fetch (navigation bounds) only
+    opener_raw = None  # the opener of a guarded popup (PopupGuard only)
+    alive = True
+    listeners = ()  # callables(session, method, params) -> True to consume (broker/network/journal.py)
+    raw_network = None  # the journal's raw-event hook, shared by a tab's frames (broker/browser/targets.py)
+    blocked_navigations = 0  # navigations the person's bounds stopped here (bounds; read by open and actions)
+    blocked_origin = None  # where the last of them was going (bounds)
+
+    def call(self, method, params=None, timeout_s=30.0, abort=None):
+        raise NotImplementedError
+
+    def send_nowait(self, method, params=None):
+        raise NotImplementedError
+
+    def deliver(self, method, params):
+        raise NotImplementedError
+
+    def detached(self):
+        raise NotImplementedError
+
+
+class FrameSessions(Session):
     """The out-of-process iframes attached under one session (a tab's or another iframe's).
 
     Runs on the janitor-relay thread (from deliver): bookkeeping and fire-and-forget sends only."""
@@ -58,15 +89,9 @@ class FrameSessions:
     fetch_refreshed = False  # an iframe's Fetch.enable sent again after its first commit (journal)
     runtime_enabled = False  # Runtime events on for the console journal (journal)
     network_enabled = False  # Network events on for the request journal (journal)
-    raw_network = None  # the journal's raw-event hook, shared by a tab's frames (broker/browser/targets.py)
     annotation_world = None  # (loader, context id) of the annotated screenshot's world (broker/files/media.py)
     listener_nodes = None  # (document, nodes) marked as pointer-listener targets (broker/observe/snapshot.py)
     console_seen = 0  # console messages seen, for releasing their handles now and then (journal)
-    blocked_navigations = 0  # navigations the person's bounds stopped here (journal; read by open and actions)
-    blocked_origin = None  # where the last of them was going (journal)
-    guard = False  # not a popup guard (broker/network/journal.py PopupGuard)
-    tab_raw_id = None  # an out-of-process iframe's tab (set by FrameSession); None on the tab itself
-    opener_raw = None  # the opener of a guarded popup (PopupGuard only)
 
     _probe = None  # (document, context id) of the probe world
 
@@ -90,7 +115,7 @@ class FrameSessions:
             child.parent_frame_id = info.get("parentFrameId")  # the frame whose document embeds it
             self.children[child.session_id] = child
             self.targets.sessions[child.session_id] = child
-            hook = getattr(self.targets, "on_frame_session", None)
+            hook = self.targets.on_frame_session
             if hook is not None:
                 hook(child)  # network rules and journal follow into the frame's process
             try:
@@ -171,6 +196,8 @@ class FrameSession(FrameSessions):
 
 class TabSession(FrameSessions):
     """A flattened CDP session attached to one tab; events for it arrive through Targets."""
+
+    is_tab = True
 
     def __init__(self, conn, targets, raw_id, timeout_s=10.0):
         self.conn = conn
