@@ -14,7 +14,7 @@ import os
 import re
 import time
 
-from bp import globs
+from bp import globs, ops, policy
 from bp.errors import BPError, invalid_argument
 from broker.network.entries import MAX_HEADER_VALUE, redact
 
@@ -104,7 +104,8 @@ class Interception:
         outside = self._out_of_bounds(session, params)
         if outside is not None:  # the person's bounds come before any Agent's rule
             self._send(session, "Fetch.failRequest", {"requestId": request_id, "errorReason": "BlockedByClient"})
-            self._blocked(session, outside)
+            if self._top_level(session, params):  # a frame's document or a subresource is not the tab's navigation
+                self._blocked(session, outside)
             self._guard_done(session, params)
             return
         if session.guard:  # a popup guard checks bounds only; rules run on the tab's own session
@@ -122,6 +123,7 @@ class Interception:
         elif rule.kind == "mock":
             headers = [{"name": "Content-Type", "value": rule.content_type or "text/plain; charset=utf-8"},
                        {"name": "Content-Length", "value": str(len(rule.body))},
+                       {"name": "X-Content-Type-Options", "value": "nosniff"},
                        {"name": "Access-Control-Allow-Origin", "value": "*"}]
             self._send_checked(session, state, params, "Fetch.fulfillRequest", {
                 "requestId": request_id, "responseCode": rule.status, "responseHeaders": headers,
@@ -201,6 +203,13 @@ def add_rule(hub_, agent, args):
             raise invalid_argument("body", f"A mock body is at most {MAX_MOCK_BODY} bytes.")
         if args.get("contentType") is not None:
             check_header("Content-Type", args["contentType"], "contentType")
+        if policy.script_capable(args.get("contentType")):
+            rules = hub_.broker.policy
+            for capability in policy.SCRIPT_GUARDS:
+                denied_by = rules.capability_withheld(agent.key, capability)
+                if denied_by is not None:
+                    raise policy.implied_denied(ops.OP_NET_RULE_ADD, capability, denied_by, reason="script_mock",
+                                                contentType=str(args.get("contentType") or "")[:128])
         rule = Rule("mock", pattern, status=args.get("status", 200), body=body,
                     content_type=args.get("contentType"))
     elif kind == "headers":

@@ -208,6 +208,9 @@ class Hub(Bounds, Interception, Console):
     def listener(self, session, method, params):
         """True when the event is consumed here (it then stays out of the tab's event buffer)."""
         domain = method.split(".", 1)[0]
+        if method == "Page.frameNavigated":
+            self.committed(session, params)  # the person's bounds (broker/policy/bounds.py)
+            return False
         if domain not in ("Network", "Fetch", "Runtime"):
             return False
         if domain == "Runtime" and method not in ("Runtime.consoleAPICalled", "Runtime.exceptionThrown"):

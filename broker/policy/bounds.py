@@ -34,9 +34,7 @@ class Bounds:
             return None
         if rules.subresources:
             return ALL_REQUESTS
-        if session.tab_raw_id is not None:
-            return None  # an out-of-process iframe: its documents are not top-level navigations
-        return DOCUMENT_PATTERNS
+        return DOCUMENT_PATTERNS  # an out-of-process iframe's documents too: frames stay inside
 
     def _holder(self, session):
         """The key of the live Agent holding this session's tab (managed, popup, controlled)."""
@@ -54,16 +52,42 @@ class Bounds:
         if not rules.bounds:
             return None
         request = params.get("request") or {}
-        top_level = (params.get("resourceType") == "Document" and session.tab_raw_id is None
-                     and params.get("frameId") == session.raw_id)
-        if not (top_level or rules.subresources):
-            return None
+        if not (params.get("resourceType") == "Document" or rules.subresources):
+            return None  # every document, a frame's too: what a frame shows is read and acted on
         if (not session.guard) and self._holder(session) is None:
             return None
         url = str(request.get("url") or "")
         if rules.url_allowed(url):
             return None
         return policy.origin_of(url)
+
+    @staticmethod
+    def _top_level(session, params):
+        """Whether a paused request is the tab's own navigation (not a frame's, not a subresource)."""
+        return (params.get("resourceType") == "Document" and session.tab_raw_id is None
+                and params.get("frameId") == session.raw_id)
+
+    def committed(self, session, params):
+        """Page.frameNavigated of a tab's main frame (relay thread). A document that commits
+        without a request the bounds could judge — a back/forward-cache restore by history
+        traversal, a prerender activation, a navigation of a user tab just taken — and lies
+        outside the bounds is sent away at once (about:blank), and until another document
+        commits every command on the tab is refused (check_tab). An error page (the browser's
+        own, for a stopped navigation) shows nothing of the origin it names."""
+        if not self.broker.policy.bounds or not session.is_tab:
+            return
+        frame = params.get("frame") or {}
+        if frame.get("parentId"):
+            return  # a frame: its documents are judged as requests (every Document, _out_of_bounds)
+        url = str(frame.get("url") or "")
+        if frame.get("unreachableUrl") or self.broker.policy.url_allowed(url) or self._holder(session) is None:
+            session.outside_origin = None
+            return
+        origin = policy.origin_of(url)
+        session.outside_origin = origin
+        log.info("a held tab committed a page outside the policy's bounds without a request; sent away")
+        self._blocked(session, origin)
+        self._send(session, "Page.navigate", {"url": "about:blank"})
 
     def _blocked(self, session, origin):
         """Remember a stopped navigation where the action that caused it will look: the tab, or
@@ -159,22 +183,56 @@ class PopupGuard(Session):
 
 
 def check_open(rules, request):
-    """The refusal of a `bp open` (alone or a batch step) to an origin outside the bounds, before
-    anything reaches the browser (broker/server.py check_policy), or None."""
-    if request.op == ops.OP_OPEN and not rules.url_allowed(request.args.get("url", "")):
-        return policy.navigation_denied(request.op, request.args["url"])
+    """The refusal of a `bp open` (alone or a batch step), before anything reaches the browser
+    (broker/server.py check_policy), or None: to an origin outside the bounds; or of a page the
+    Agent wrote itself (a `data:` URL of a type that runs script, any `file:` URL) while the
+    policy withholds developer.eval or action.input from it — the page's script would do
+    what the Agent may not."""
+    if request.op != ops.OP_OPEN:
+        return None
+    url = str(request.args.get("url", ""))
+    if not rules.url_allowed(url):
+        return policy.navigation_denied(request.op, url)
+    scheme = url.split(":", 1)[0].strip().lower()
+    if scheme in ("data", "file"):
+        kind = url.split(":", 1)[1].split(",", 1)[0].split(";", 1)[0] if scheme == "data" else "text/html"
+        if policy.script_capable(kind or "text/plain"):
+            for capability in policy.SCRIPT_GUARDS:
+                denied_by = rules.capability_withheld(request.client, capability)
+                if denied_by is not None:
+                    return policy.implied_denied(request.op, capability, denied_by, reason="script_page")
     return None
 
 
 def check_tab(broker, raw, op="tab"):
-    """Taking control of a user tab whose page is outside the person's navigation bounds is
-    refused (capability_denied); managed tabs never get there (Bounds, above)."""
+    """Before every command on a tab (broker/tabs/routing.py) and every probe of a wait: taking
+    or using a user tab whose page is outside the person's navigation bounds is refused
+    (capability_denied, `tab_outside_bounds`), and so is using any held tab whose main frame
+    committed a document outside them without a request (Bounds.committed: a back/forward-cache
+    restore) until another document commits."""
     rules = broker.policy
     if not rules.bounds:
         return
+    session = broker.browser.workers.session(raw)
+    outside = session.outside_origin if session is not None else None
+    if outside is not None:
+        raise policy.navigation_denied(op, outside, reason="tab_outside_bounds")
     holder, origin = broker.agents.owner(raw, broker.browser.popups())
     if origin != "user_tab":
         return
     url = (broker.browser.targets.info(raw) or {}).get("url") or ""
     if not rules.url_allowed(url):
         raise policy.navigation_denied(op, url, reason="tab_outside_bounds")
+
+
+def check_shown(broker, op, url):
+    """What a command is about to return came from a document at `url`: refused when that is
+    outside the bounds (a wait's probe found its match on a page that left them meanwhile).
+    The browser's own pages (about:, an error page) show nothing of any origin."""
+    rules = broker.policy
+    if not rules.bounds or not url:
+        return
+    text = str(url)
+    if text[:6].lower() == "about:" or text[:13].lower() == "chrome-error:" or rules.url_allowed(text):
+        return
+    raise policy.navigation_denied(op, text, reason="tab_outside_bounds")
