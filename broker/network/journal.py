@@ -25,10 +25,11 @@ Cost decisions (README "Decisions worth knowing"):
   popup guard: broker/policy/bounds.py. The Hub below is made of those parts.
 
 Out-of-process iframes of a tab share its listeners, journal and rules from the moment their
-session attaches (broker/tabs/session.py calls `targets.on_frame_session`); `Fetch.enable` is sent
-again 0.3 s later and on the tab's next command, since the first one does not survive the
-frame's commit: requests of the frame's first moments may escape rules. Service workers' own
-requests are not covered.
+session attaches (broker/tabs/session.py calls `targets.on_frame_session`): a new frame waits
+(waitForDebuggerOnStart) until `Fetch.enable` is sent, so none of its requests escapes the
+bounds or the rules; `Fetch.enable` is sent again 0.3 s later and on the tab's next command
+(a frame that was already running when the tab was attached). Service workers' own requests
+are not covered.
 
 Secrets: header values, bodies, cookies, credentials and console text never reach the log or
 an error message. In results, Cookie / Set-Cookie / Authorization / Proxy-Authorization and

@@ -32,6 +32,10 @@ class Bounds:
         rules = self.broker.policy
         if not rules.bounds or self._holder(session) is None:
             return None
+        return self._bounds_patterns(rules)
+
+    @staticmethod
+    def _bounds_patterns(rules):
         if rules.subresources:
             return ALL_REQUESTS
         return DOCUMENT_PATTERNS  # an out-of-process iframe's documents too: frames stay inside
@@ -141,7 +145,7 @@ class Bounds:
                 guard.one_shot = kind == "user_tab"
                 guard.listeners.append(self.listener)
                 self.broker.browser.targets.sessions[session_id] = guard
-                patterns = ALL_REQUESTS if self.broker.policy.subresources else DOCUMENT_PATTERNS
+                patterns = self._bounds_patterns(self.broker.policy)
                 conn.send_nowait("Fetch.enable", {"patterns": [dict(p) for p in patterns]}, session_id=session_id)
         except Exception:  # whatever went wrong, the new tab must not stay paused
             log.exception("the popup guard could not judge a new tab")

@@ -24,8 +24,12 @@ _STOP = object()
 EVENT_BUFFER = 512
 LOAD_GRACE_S = 3.0
 # Cross-origin iframes live in other renderer processes (OOPIFs) with their own CDP sessions:
-# attach to them automatically, flattened onto the same WebSocket, and to nothing else.
-AUTO_ATTACH = {"autoAttach": True, "waitForDebuggerOnStart": False, "flatten": True,
+# attach to them automatically, flattened onto the same WebSocket, and to nothing else. A new
+# one waits until its session's hooks have sent what they need (the network hub's Fetch
+# interception: the person's bounds, the Agent's rules) and is resumed right after, so that
+# none of its requests comes first (measured: a Fetch.enable sent to a frame already running
+# does not survive its first commit).
+AUTO_ATTACH = {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True,
                "filter": [{"type": "iframe", "exclude": False}]}
 MAX_FRAME_SESSIONS = 256
 MAX_DIALOG_TEXT = 4096
@@ -111,19 +115,29 @@ class FrameSessions(Session):
         if method == "Target.attachedToTarget":
             info = params.get("targetInfo") or {}
             if info.get("type") != "iframe" or len(self.children) >= MAX_FRAME_SESSIONS:
+                if params.get("waitingForDebugger") and params.get("sessionId"):
+                    try:  # not ours to follow: it must not stay paused
+                        self.conn.send_nowait("Runtime.runIfWaitingForDebugger", None, session_id=params["sessionId"])
+                        self.conn.send_nowait("Target.detachFromTarget", {"sessionId": params["sessionId"]})
+                    except BPError:
+                        pass
                 return
             child = FrameSession(self.conn, self.targets, self, params.get("sessionId"), info.get("targetId"))
             child.parent_frame_id = info.get("parentFrameId")  # the frame whose document embeds it
             self.children[child.session_id] = child
             self.targets.sessions[child.session_id] = child
             hook = self.targets.on_frame_session
-            if hook is not None:
-                hook(child)  # network rules and journal follow into the frame's process
             try:
-                # Nested OOPIFs (a third site inside the second) attach under the child.
-                self.conn.send_nowait("Target.setAutoAttach", AUTO_ATTACH, session_id=child.session_id)
-            except BPError:
-                pass
+                if hook is not None:
+                    hook(child)  # network rules, bounds and journal follow into the frame's process
+            finally:
+                try:
+                    # Nested OOPIFs (a third site inside the second) attach under the child.
+                    self.conn.send_nowait("Target.setAutoAttach", AUTO_ATTACH, session_id=child.session_id)
+                    if params.get("waitingForDebugger"):
+                        self.conn.send_nowait("Runtime.runIfWaitingForDebugger", None, session_id=child.session_id)
+                except BPError:
+                    pass
         elif method == "Target.detachedFromTarget":
             child = self.children.pop(params.get("sessionId"), None)
             if child is not None:
