@@ -116,13 +116,27 @@ class Bounds:
         """With navigation bounds in force, every new tab waits (waitForDebuggerOnStart) until
         the broker has seen whether it is a popup of a held tab: a popup's first navigation
         starts in its own target, out of reach of its opener's interception. A popup of a held
-        tab gets interception before it runs; any other new tab is let go at once, untouched."""
+        tab gets interception before it runs; any other new tab is let go at once, untouched.
+        With `subresources`, a service worker starting for the origin of a held tab is held the
+        same way: its own requests (install, fetch handlers) are judged like the tab's."""
         if not self.broker.policy.bounds or conn.popups_guarded:
             return
         conn.popups_guarded = True
         self.broker.browser.targets.on_attached = self.attached
+        kinds = [{"type": "page", "exclude": False}]
+        if self.broker.policy.subresources:
+            kinds.append({"type": "service_worker", "exclude": False})
         conn.send_nowait("Target.setAutoAttach", {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True,
-                                                  "filter": [{"type": "page", "exclude": False}]})
+                                                  "filter": kinds})
+
+    def _serves_held_tab(self, url):
+        """Whether a service worker of `url` serves the origin of a tab an Agent holds."""
+        origin = policy.origin_of(url)
+        for raw, session in self.broker.browser.workers.sessions():
+            if self._holder(session) is not None and \
+                    policy.origin_of((self.broker.browser.targets.info(raw) or {}).get("url") or "") == origin:
+                return True
+        return False
 
     def attached(self, params):
         """Browser-level Target.attachedToTarget (relay thread)."""
@@ -135,7 +149,12 @@ class Bounds:
         try:
             opener = info.get("openerId")
             kind = None
-            if opener:
+            if info.get("type") == "service_worker":
+                # Shared by every tab of its origin, the person's own included: held while an
+                # Agent holds a tab there (bounded subresources), never otherwise.
+                opener = None
+                held = self.broker.policy.subresources and self._serves_held_tab(info.get("url") or "")
+            elif opener:
                 key, kind = self.broker.agents.owner(opener, self.broker.browser.popups())
                 held = bool(key) and self.broker.agents.get(key) is not None
             if held:

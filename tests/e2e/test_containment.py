@@ -350,3 +350,17 @@ def test_speculation_rules_prerender_and_prefetch_stay_inside(home, env_for, pag
     ok(home, env, "open", pages.page(f"<script type=speculationrules>{rules}</script><p>spec</p>", title="spec"))
     time.sleep(1.5)
     assert reached(forbidden, f"pre-{marker}") == []
+
+
+def test_a_service_workers_own_fetch(home, env_for, pages, forbidden, tmp_path):
+    env = start(home, env_for, allow_only(pages, subresources=True))
+    marker = os.urandom(4).hex()
+    script = tmp_path / f"sw-{marker}.js"
+    script.write_text(f"self.addEventListener('install', e => e.waitUntil("
+                      f"fetch('http://127.0.0.1:{forbidden.port}/json?sw-{marker}').catch(() => 0)));")
+    pages.files[script.name] = str(script)
+    ok(home, env, "open", pages.page(f"<script>navigator.serviceWorker.register('/static/{script.name}')</script>",
+                                     title="sw"))
+    time.sleep(2.0)
+    assert reached(pages, script.name), "the service worker was not even registered"
+    assert reached(forbidden, f"sw-{marker}") == []
