@@ -245,6 +245,14 @@ def check_tab(broker, raw, op="tab"):
         return
     url = (broker.browser.targets.info(raw) or {}).get("url") or ""
     if not rules.url_allowed(url):
+        if op != "tab" and session is not None:
+            # Held already, and it left the bounds before its session could see the commit
+            # (between `bp tab` and the session's attach): it does not stay there either.
+            log.info("a held tab was found outside the policy's bounds; sent away")
+            try:
+                session.send_nowait("Page.navigate", {"url": "about:blank"})
+            except BPError:
+                pass
         raise policy.navigation_denied(op, url, reason="tab_outside_bounds")
 
 
