@@ -63,6 +63,7 @@ class Session:
     tab_raw_id = None  # an out-of-process iframe's tab; None on a tab's own session and a guard
     is_tab = False  # a TabSession: commands run on it, its events are buffered for waits
     guard = False  # a PopupGuard: Fetch (navigation bounds) only
+    one_shot = False  # a guard that leaves once the first document is judged (PopupGuard)
     opener_raw = None  # the opener of a guarded popup (PopupGuard only)
     alive = True
     listeners = ()  # callables(session, method, params) -> True to consume (broker/network/journal.py)
