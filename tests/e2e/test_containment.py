@@ -328,7 +328,9 @@ def test_a_download_from_a_forbidden_origin(home, env_for, pages, forbidden):
 
 
 def test_batch_mixing_allowed_and_forbidden_steps(home, env_for, pages, forbidden):
-    env = start(home, env_for, allow_only(pages))
+    """A block list, a batch: an allowed open, a page script sent to a spelled forbidden host, then
+    spelled opens — every step judged like the single command."""
+    env = start(home, env_for, {"version": 1, "origins": {"block": [f"http://127.0.0.1:{forbidden.port}"]}})
     marker = os.urandom(4).hex()
     steps = [{"cmd": "open", "args": [pages.page("<p>ok</p>", title=f"ok-{marker}")]},
              {"cmd": "eval", "args": [f"location.href = 'http://[::ffff:127.0.0.1]:{forbidden.port}/html?id=a-{marker}'"]},
