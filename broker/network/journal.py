@@ -29,7 +29,7 @@ session attaches (broker/tabs/session.py calls `targets.on_frame_session`): a ne
 (waitForDebuggerOnStart) until `Fetch.enable` is sent, so none of its requests escapes the
 bounds or the rules; `Fetch.enable` is sent again 0.3 s later and on the tab's next command
 (a frame that was already running when the tab was attached). Service workers' own requests
-are not covered.
+are judged by the bounds only (with subresources, broker/policy/bounds.py), never journaled.
 
 Secrets: header values, bodies, cookies, credentials and console text never reach the log or
 an error message. In results, Cookie / Set-Cookie / Authorization / Proxy-Authorization and
@@ -210,7 +210,10 @@ class Hub(Bounds, Interception, Console):
         """True when the event is consumed here (it then stays out of the tab's event buffer)."""
         domain = method.split(".", 1)[0]
         if method == "Page.frameNavigated":
-            self.committed(session, params)  # the person's bounds (broker/policy/bounds.py)
+            try:
+                self.committed(session, params)  # the person's bounds (broker/policy/bounds.py)
+            except Exception:
+                log.exception("the bounds could not judge a committed document")
             return False
         if domain not in ("Network", "Fetch", "Runtime"):
             return False

@@ -267,7 +267,10 @@ def test_a_forbidden_frame_inside_an_allowed_page_is_blocked(home, env_for, page
     marker = os.urandom(4).hex()
     since = time.monotonic()
     inner = forbidden.page(f"<p>secret-{marker}</p><button>inner-{marker}</button>", title=f"forbidden-{marker}")
-    observation = ok(home, env, "open", pages.page(f"<p>outer</p><iframe src='{inner}'></iframe>", title="outer"))
+    # An iframe, an <object> and an <embed>: each makes a frame of its own.
+    observation = ok(home, env, "open", pages.page(f"<p>outer</p><iframe src='{inner}'></iframe>"
+                                                   f"<object data='{inner}&via=object' type='text/html'></object>"
+                                                   f"<embed src='{inner}&via=embed' type='text/html'>", title="outer"))
     time.sleep(1.0)
     for args in (("snapshot",), ("read",), ("frames",), ("search", f"secret-{marker}"), ("find", "button")):
         result = bp(home, *args, env=env)
