@@ -15,7 +15,8 @@ Ways around tried (the report lists each result):
 - a forbidden frame inside an allowed page;
 - net mock serving script while eval or input is denied;
 - window.opener navigation from a popup, a download from the forbidden origin, a service worker's
-  own fetch, speculation rules prerender, and a bp batch mixing allowed and forbidden steps.
+  own fetch, a dedicated worker's fetch, a beacon and an EventSource, speculation rules
+  prerender and prefetch, and a bp batch mixing allowed and forbidden steps.
 """
 
 import json
@@ -372,3 +373,17 @@ def test_a_service_workers_own_fetch(home, env_for, pages, forbidden, tmp_path):
     time.sleep(2.0)
     assert reached(pages, script.name), "the service worker was not even registered"
     assert reached(forbidden, f"sw-{marker}") == []
+
+
+def test_a_dedicated_workers_fetch_and_a_beacon(home, env_for, pages, forbidden):
+    env = start(home, env_for, allow_only(pages, subresources=True))
+    marker = os.urandom(4).hex()
+    base = f"http://127.0.0.1:{forbidden.port}"
+    worker = f"fetch('{base}/json?worker-{marker}').catch(() => 0)"
+    ok(home, env, "open", pages.page(
+        f"<script>new Worker(URL.createObjectURL(new Blob([{json.dumps(worker)}], {{type: 'text/javascript'}})));"
+        f"navigator.sendBeacon('{base}/json?beacon-{marker}', 'x');"
+        f"new EventSource('{base}/json?events-{marker}');</script>", title="worker"))
+    time.sleep(2.0)
+    got = reached(forbidden, marker)
+    assert got == [], got
