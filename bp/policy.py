@@ -25,7 +25,7 @@ VERSION = 1
 # Liveness, not an operation of the Agent: the CLI pings before every long command.
 EXEMPT = frozenset({ops.OP_PING})
 DENIED_MESSAGE = "The person's policy forbids it: this Browser Pilot service was started with a policy that removes it."
-_ORIGIN_RE = re.compile(r"^([a-z][a-z0-9+.-]*)://([^/:?#@\s]+)(?::(\*|[0-9]{1,5}))?$")
+_ORIGIN_RE = re.compile(r"^([a-z][a-z0-9+.-]*)://(\[[0-9a-f:.]+\]|[^/:?#@\s\[\]]+)(?::(\*|[0-9]{1,5}))?$")
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 
 
@@ -41,7 +41,9 @@ def path_for(home_dir):
 
 class OriginPattern:
     """`scheme://host[:port]`: `*` stands for one host label, or (as the port) for any port; no
-    port means the scheme's default port."""
+    port means the scheme's default port. The host is read the way the browser reads it
+    (bp/urls.py canonical_host: IDNA, case, a trailing dot, IPv4 spellings, IPv6 literals in
+    brackets, IPv4-mapped IPv6 as the IPv4 address), and so is every URL it is matched against."""
 
     __slots__ = ("text", "scheme", "labels", "port")
 
@@ -53,9 +55,7 @@ class OriginPattern:
             raise invalid_argument(field, f"Not an origin pattern (scheme://host[:port]): {text[:128]!r}.")
         self.text = text
         self.scheme, host, port = m.group(1), m.group(2), m.group(3)
-        self.labels = host.split(".")
-        if any(not label for label in self.labels) or any("*" in label and label != "*" for label in self.labels):
-            raise invalid_argument(field, f"In {text[:128]!r}, '*' stands for a whole host label.")
+        self.labels = _pattern_labels(host, text, field)
         if port is None:
             self.port = _DEFAULT_PORTS.get(self.scheme)
         elif port == "*":
@@ -69,7 +69,7 @@ class OriginPattern:
         scheme, host, port = parsed
         if scheme != self.scheme or host is None:
             return False
-        labels = host.split(".")
+        labels = [host] if host.startswith("[") else host.split(".")
         if len(labels) != len(self.labels):
             return False
         if any(p != "*" and p != h for p, h in zip(self.labels, labels)):
@@ -77,20 +77,36 @@ class OriginPattern:
         return self.port == "*" or self.port == port
 
 
-def parse_origin(url):
-    """(scheme, host, effective port) of a URL; host None when it has none (about:, data:)."""
-    from urllib.parse import urlsplit
+def _pattern_labels(host, text, field):
+    """The pattern's host labels, canonical like a URL's host; `*` labels kept as they are."""
+    from bp import urls
 
-    try:
-        parts = urlsplit(str(url))
-        scheme = (parts.scheme or "").lower()
-        host = parts.hostname
-        port = parts.port
-    except ValueError:
-        return ("invalid", None, None)
-    if host is not None and host.startswith("[") is False and ":" in host:
-        host = f"[{host}]"  # IPv6 literal, as it is written in an origin
-    return scheme, host, port if port is not None else _DEFAULT_PORTS.get(scheme)
+    if host.endswith(".") and host != ".":
+        host = host[:-1]  # `bank.example.com.` is `bank.example.com`
+    labels = host.split(".")
+    if any(not label for label in labels) or any("*" in label and label != "*" for label in labels):
+        raise invalid_argument(field, f"In {text[:128]!r}, '*' stands for a whole host label.")
+    if "*" not in labels:
+        canonical = urls.canonical_host(host)
+        if canonical is None:
+            raise invalid_argument(field, f"Not a host the browser accepts in {text[:128]!r}.")
+        return [canonical] if canonical.startswith("[") else canonical.split(".")
+    out = []
+    for label in labels:
+        canonical = label if label == "*" else urls.canonical_host(label)
+        if canonical is None or canonical.startswith("[") or (label != "*" and "." in canonical):
+            raise invalid_argument(field, f"Not a host the browser accepts in {text[:128]!r}.")
+        out.append(canonical)
+    return out
+
+
+def parse_origin(url):
+    """(scheme, canonical host, effective port) of a URL as the browser parses it (bp/urls.py
+    split_origin); host None when it has none (about:, data:); scheme "invalid" when the
+    browser would refuse the URL."""
+    from bp import urls
+
+    return urls.split_origin(url)
 
 
 def origin_of(url):
@@ -156,6 +172,18 @@ class Policy:
             self._denied[(key, op)] = found
         return found
 
+    def capability_withheld(self, key, capability):
+        """The name that withholds `capability` from `key`: the capability itself or any one
+        operation that needs it (denying `click` alone withholds input as much as denying
+        `action.input`), or None. What another capability could be used to get back
+        (docs/policy.md, "One capability does not unlock another")."""
+        for op, declared in ops.OPS.items():
+            if declared.capability == capability:
+                found = self.denied(key, op)
+                if found is not None:
+                    return found
+        return None
+
     def url_allowed(self, url):
         """Whether a top-level navigation to `url` stays within the bounds. about:blank and
         about:srcdoc never leave the browser, so they are always allowed."""
@@ -165,6 +193,8 @@ class Policy:
         if text.lower().startswith("about:"):
             return True
         parsed = parse_origin(text)
+        if parsed[0] == "invalid":
+            return False  # what we cannot read the way the browser does is not let through
         if any(p(parsed) for p in self.block):
             return False
         return self.allow is None or any(p(parsed) for p in self.allow)
@@ -192,6 +222,30 @@ def navigation_denied(op, url, **context):
                             "reason": "navigation_blocked", **context},
                    remediation=remediation("policy_forbids", action_required=True,
                                            message="The person's policy forbids navigating to this origin."))
+
+
+# Bodies the browser never runs as script, whatever the URL is used for (every net mock also carries
+# X-Content-Type-Options: nosniff, so a script element refuses them instead of sniffing).
+INERT_TYPES = ("text/plain", "text/css", "text/csv", "application/json", "application/octet-stream",
+               "image/png", "image/jpeg", "image/gif", "image/webp", "image/avif", "image/bmp", "image/x-icon",
+               "image/vnd.microsoft.icon", "font/", "audio/", "video/")
+SCRIPT_GUARDS = ("developer.eval", "action.input")  # what a page of the Agent's own script could do
+
+
+def script_capable(content_type):
+    """Whether a mock of this Content-Type could run script in the page (HTML, SVG, XML,
+    JavaScript, PDF, anything not known to be inert). No type given means text/plain."""
+    kind = (content_type or "text/plain").split(";", 1)[0].strip().lower()
+    return not any(kind == t or (t.endswith("/") and kind.startswith(t)) for t in INERT_TYPES)
+
+
+def implied_denied(op, capability, denied_by, **context):
+    """capability_denied for an operation allowed in itself that would hand back a capability
+    the policy withholds (a net mock serving script while eval or input is denied)."""
+    return BPError("capability_denied", f"The person's policy withholds {capability}, and {op!r} could be used to "
+                                        "get it back this way.",
+                   context={"capability": capability, "operation": op, "deniedBy": denied_by, **context},
+                   remediation=remediation("policy_forbids", action_required=True, message=DENIED_MESSAGE))
 
 
 def _names(value, field):

@@ -23,7 +23,7 @@ import bp
 from bp import fastjson, identity, locator, ops, paths, policy, protocol, schemas, text
 from bp.errors import BPError, failure, invalid_argument
 from broker import handlers  # noqa: F401  (registers the handlers)
-from broker.policy import audit
+from broker.policy import audit, bounds
 from broker.records import store as commands
 from broker.agents import Agents
 from broker.browser.binding import Browser
@@ -64,7 +64,7 @@ class Broker:
         # building the artifact store wipes what a killed broker left in its directory).
         self.artifact_store = None  # private copies: screenshots, uploads, downloads (broker/files/artifacts.py)
         self.download_tracker = None  # downloads of every tab (broker/files/downloads.py)
-        self.network_hub = None  # journals, rules, credentials, navigation bounds (broker/network/journal.py)
+        self.network_hub = None  # journals, rules, credentials, navigation bounds (broker/network/journal.py, broker/policy/bounds.py)
         self.emulations = None  # what each managed tab pretends to be (broker/emulate/emulation.py)
         self.traces = None  # bp trace: each key's record of its commands (broker/trace/book.py)
 
@@ -296,8 +296,8 @@ class Broker:
         error = None
         if denied_by is not None:
             error = policy.capability_denied(request.op, denied_by)
-        elif request.op == ops.OP_OPEN and not rules.url_allowed(request.args.get("url", "")):
-            error = policy.navigation_denied(request.op, request.args["url"])
+        else:
+            error = bounds.check_open(rules, request)
         if error is not None:
             self.audit(request, error.envelope())
             self.trace(request, error.envelope())

@@ -42,7 +42,8 @@ class Targets:
         self.changed = threading.Condition(self.lock)
         self.infos = {}  # raw target id -> targetInfo (+ "seq", "internal")
         self._seq = 0
-        self.sessions = {}  # CDP session id -> TabSession
+        self.sessions = {}  # CDP session id -> a Session (broker/tabs/session.py): tab, iframe, popup guard
+        self.on_frame_session = None  # callback(FrameSession) as an out-of-process iframe attaches (network hub)
         self.profile_ids = {}  # browserContextId -> (public id, label)
         self.internal = set()  # raw ids of Browser Pilot's temporary pages
         self.on_destroyed = []  # callbacks(raw id)
@@ -65,13 +66,13 @@ class Targets:
         if self.on_download is not None and (method.startswith("Browser.download") or method == "Page.downloadWillBegin"):
             message = text.loads(raw)
             session = self.sessions.get(message.get("sessionId")) if message.get("sessionId") else None
-            self.on_download(method, message.get("params") or {}, getattr(session, "raw_id", None))
+            self.on_download(method, message.get("params") or {}, session.raw_id if session is not None else None)
             if method == "Browser.downloadWillBegin":
                 # Chrome announces a download at browser scope only: hand it to the tab whose main
                 # frame began it, so input settling and `bp wait --download` see it in order.
                 frame_id = (message.get("params") or {}).get("frameId")
                 for tab in list(self.sessions.values()):
-                    if getattr(tab, "raw_id", None) == frame_id and hasattr(tab, "mark"):
+                    if tab.is_tab and tab.raw_id == frame_id:
                         tab.deliver(method, message.get("params") or {})
                         break
         if method == "Target.attachedToTarget" and self.on_attached is not None:
@@ -93,7 +94,7 @@ class Targets:
                 # when the journal is read (broker/network/journal.py Hub.raw_event).
                 found = _SESSION_TAIL.search(raw, max(0, len(raw) - 160))
                 session = self.sessions.get(found.group(1).decode()) if found else None
-                hook = getattr(session, "raw_network", None)
+                hook = session.raw_network if session is not None else None
                 if hook is not None and hook(session, method, raw):
                     return
             message = text.loads(raw)
@@ -236,7 +237,7 @@ class Targets:
             return dict(known) if known else None
 
     def sessions_raw(self):
-        return {getattr(s, "raw_id", None) for s in list(self.sessions.values())}
+        return {s.raw_id for s in list(self.sessions.values())}
 
     def mark_internal(self, target_id):
         with self.lock:

@@ -1,11 +1,14 @@
 """Network family: net (journal, show, rules), cookies, auth, console, errors
-(cli/commands/net.py, cli/commands/browser_data.py). Logic: broker/network/journal.py."""
+(cli/commands/net.py, cli/commands/browser_data.py). Logic: broker/network/journal.py
+(requests), interception.py (rules, credentials), console.py."""
 
 import re
 
 from bp import outputs, protocol
 from bp.errors import BPError, invalid_argument, target_crashed
 from broker.browser.connection import CDPError
+from broker.network import console as console_journal
+from broker.network import interception
 from broker.network import journal as network
 from broker.tabs import routing
 from broker.registry import handler
@@ -21,10 +24,10 @@ def _hub(broker, request):
 JOURNAL_OPS = {
     protocol.OP_NET: network.list_requests,
     protocol.OP_NET_CLEAR: lambda hub, agent, args: network.clear(hub, agent),
-    protocol.OP_NET_RULE_ADD: network.add_rule,
-    protocol.OP_NET_RULES: lambda hub, agent, args: network.list_rules(hub, agent),
-    protocol.OP_AUTH_SET: network.set_auth,
-    protocol.OP_AUTH_CLEAR: lambda hub, agent, args: network.clear_auth(hub, agent),
+    protocol.OP_NET_RULE_ADD: interception.add_rule,
+    protocol.OP_NET_RULES: lambda hub, agent, args: interception.list_rules(hub, agent),
+    protocol.OP_AUTH_SET: interception.set_auth,
+    protocol.OP_AUTH_CLEAR: lambda hub, agent, args: interception.clear_auth(hub, agent),
 }
 for _op, _fn in JOURNAL_OPS.items():
     handler(_op)(lambda broker, request, fn=_fn: fn(*_hub(broker, request), request.args))
@@ -46,7 +49,7 @@ def net_rule_remove(broker, request):
     if not request.args.get("all") and not request.args.get("ruleId"):
         raise invalid_argument("ruleId", "Give a rule id (see 'bp net rules') or --all.")
     hub, agent = _hub(broker, request)
-    return network.remove_rules(hub, agent, request.args)
+    return interception.remove_rules(hub, agent, request.args)
 
 
 def _journal(broker, request, rows):
@@ -60,12 +63,12 @@ def _journal(broker, request, rows):
 
 @handler(protocol.OP_CONSOLE)
 def console(broker, request):
-    return _journal(broker, request, network.console_rows)
+    return _journal(broker, request, console_journal.console_rows)
 
 
 @handler(protocol.OP_ERRORS)
 def errors(broker, request):
-    return _journal(broker, request, network.error_rows)
+    return _journal(broker, request, console_journal.error_rows)
 
 
 # --- cookies (the selected tab's browser context) ---------------------------------------------------

@@ -11,7 +11,9 @@ import datetime
 from urllib.parse import parse_qsl, urlsplit
 
 import bp
+from broker.network import entries
 from broker.network import journal as network
+from broker.network.interception import glob_matcher
 
 MAX_BODIES_TOTAL = 16 * 1024 * 1024  # bytes of body text in one export; later bodies are left out
 
@@ -31,7 +33,7 @@ def _request_cookies(headers, reveal):
         for part in value.split(";"):
             name, _, cookie_value = part.strip().partition("=")
             if name:
-                out.append({"name": name[:256], "value": cookie_value if reveal else network.REDACTED})
+                out.append({"name": name[:256], "value": cookie_value if reveal else entries.REDACTED})
     return out
 
 
@@ -42,7 +44,7 @@ def _response_cookies(headers, reveal):
         name, _, cookie_value = first.strip().partition("=")
         if not name:
             continue
-        cookie = {"name": name[:256], "value": cookie_value if reveal else network.REDACTED}
+        cookie = {"name": name[:256], "value": cookie_value if reveal else entries.REDACTED}
         for attribute in attributes:
             key, _, val = attribute.strip().partition("=")
             key = key.lower()
@@ -64,8 +66,8 @@ def _query(url):
 
 
 def _entry(entry, reveal, body):
-    request_headers, _ = network.redact(entry.request_headers, reveal)
-    response_headers, _ = network.redact(entry.response_headers or [], reveal)
+    request_headers, _ = entries.redact(entry.request_headers, reveal)
+    response_headers, _ = entries.redact(entry.response_headers or [], reveal)
     request = {"method": entry.method, "url": entry.url, "httpVersion": "HTTP/1.1",
                "cookies": _request_cookies(entry.request_headers, reveal), "headers": request_headers,
                "queryString": _query(entry.url), "headersSize": -1, "bodySize": -1}
@@ -99,7 +101,7 @@ def export(hub_, agent, args, timeout_s):
 
     deadline = time.monotonic() + timeout_s
     state = hub_.state(agent)
-    url_match = network.glob_matcher(args["url"]) if args.get("url") else None
+    url_match = glob_matcher(args["url"]) if args.get("url") else None
     after = network._seq_of(args["after"], "after") if args.get("after") else None
     with hub_.lock:
         chosen = [e for e in hub_.materialized(state)  # the journal parses its events when read

@@ -6,6 +6,7 @@ Shared by the tab-level handlers. Raw CDP ids are looked up here and never retur
 import logging
 
 from bp.errors import BPError, invalid_argument, remediation
+from broker.policy.bounds import check_tab
 
 log = logging.getLogger("broker.routing")
 
@@ -82,26 +83,10 @@ def find_tab(broker, agent, selector):
     return rows[selector - 1][0]
 
 
-def check_bounds(broker, raw, op="tab"):
-    """Taking control of a user tab whose page is outside the person's navigation bounds is
-    refused (capability_denied); managed tabs never get there (broker/network/journal.py)."""
-    rules = broker.policy
-    if not rules.bounds:
-        return
-    holder, origin = broker.agents.owner(raw, broker.browser.popups())
-    if origin != "user_tab":
-        return
-    url = (broker.browser.targets.info(raw) or {}).get("url") or ""
-    if not rules.url_allowed(url):
-        from bp import policy
-
-        raise policy.navigation_denied(op, url, reason="tab_outside_bounds")
-
-
 def select(broker, agent, raw):
     """Select and control raw for this Agent (target_busy if another Agent holds it). The
     previously selected user tab is released: an Agent holds one user tab at a time."""
-    check_bounds(broker, raw)
+    check_tab(broker, raw)
     origin = broker.agents.acquire(agent, raw, broker.browser.popups())
     previous = agent.selected
     if previous is not None and previous != raw and previous in agent.controlled:
@@ -123,7 +108,7 @@ def selected_tab(broker, agent, request, *, create=True):
     if agent.selected is not None:
         info = targets.info(agent.selected)
         if info is not None and eligible(info):
-            check_bounds(broker, agent.selected, request.op)  # the page may have left the bounds since
+            check_tab(broker, agent.selected, request.op)  # the page may have left the bounds since
             broker.agents.acquire(agent, agent.selected, broker.browser.popups())
             return agent.selected
         if info is not None:

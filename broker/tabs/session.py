@@ -24,8 +24,12 @@ _STOP = object()
 EVENT_BUFFER = 512
 LOAD_GRACE_S = 3.0
 # Cross-origin iframes live in other renderer processes (OOPIFs) with their own CDP sessions:
-# attach to them automatically, flattened onto the same WebSocket, and to nothing else.
-AUTO_ATTACH = {"autoAttach": True, "waitForDebuggerOnStart": False, "flatten": True,
+# attach to them automatically, flattened onto the same WebSocket, and to nothing else. A new
+# one waits until its session's hooks have sent what they need (the network hub's Fetch
+# interception: the person's bounds, the Agent's rules) and is resumed right after, so that
+# none of its requests comes first (measured: a Fetch.enable sent to a frame already running
+# does not survive its first commit).
+AUTO_ATTACH = {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True,
                "filter": [{"type": "iframe", "exclude": False}]}
 MAX_FRAME_SESSIONS = 256
 MAX_DIALOG_TEXT = 4096
@@ -48,7 +52,40 @@ def dialog_record(params):
     return record
 
 
-class FrameSessions:
+class Session:
+    """What every session-like object Targets routes events to is: a tab's (TabSession), an
+    out-of-process iframe's (FrameSession), a popup guard's (broker/policy/bounds.py PopupGuard).
+    Declared once, so that Targets, the network hub and the bounds read attributes instead of
+    probing with hasattr/getattr."""
+
+    session_id = None  # the flattened CDP session id
+    raw_id = None  # the tab's target id (a tab's session, a popup guard); None on an iframe
+    tab_raw_id = None  # an out-of-process iframe's tab; None on a tab's own session and a guard
+    is_tab = False  # a TabSession: commands run on it, its events are buffered for waits
+    guard = False  # a PopupGuard: Fetch (navigation bounds) only
+    one_shot = False  # a guard that leaves once the first document is judged (PopupGuard)
+    opener_raw = None  # the opener of a guarded popup (PopupGuard only)
+    alive = True
+    listeners = ()  # callables(session, method, params) -> True to consume (broker/network/journal.py)
+    raw_network = None  # the journal's raw-event hook, shared by a tab's frames (broker/browser/targets.py)
+    blocked_navigations = 0  # navigations the person's bounds stopped here (bounds; read by open and actions)
+    blocked_origin = None  # where the last of them was going (bounds)
+    outside_origin = None  # the origin of a committed main-frame document outside the bounds (bounds.committed)
+
+    def call(self, method, params=None, timeout_s=30.0, abort=None):
+        raise NotImplementedError
+
+    def send_nowait(self, method, params=None):
+        raise NotImplementedError
+
+    def deliver(self, method, params):
+        raise NotImplementedError
+
+    def detached(self):
+        raise NotImplementedError
+
+
+class FrameSessions(Session):
     """The out-of-process iframes attached under one session (a tab's or another iframe's).
 
     Runs on the janitor-relay thread (from deliver): bookkeeping and fire-and-forget sends only."""
@@ -58,15 +95,9 @@ class FrameSessions:
     fetch_refreshed = False  # an iframe's Fetch.enable sent again after its first commit (journal)
     runtime_enabled = False  # Runtime events on for the console journal (journal)
     network_enabled = False  # Network events on for the request journal (journal)
-    raw_network = None  # the journal's raw-event hook, shared by a tab's frames (broker/browser/targets.py)
     annotation_world = None  # (loader, context id) of the annotated screenshot's world (broker/files/media.py)
     listener_nodes = None  # (document, nodes) marked as pointer-listener targets (broker/observe/snapshot.py)
     console_seen = 0  # console messages seen, for releasing their handles now and then (journal)
-    blocked_navigations = 0  # navigations the person's bounds stopped here (journal; read by open and actions)
-    blocked_origin = None  # where the last of them was going (journal)
-    guard = False  # not a popup guard (broker/network/journal.py PopupGuard)
-    tab_raw_id = None  # an out-of-process iframe's tab (set by FrameSession); None on the tab itself
-    opener_raw = None  # the opener of a guarded popup (PopupGuard only)
 
     _probe = None  # (document, context id) of the probe world
 
@@ -85,19 +116,29 @@ class FrameSessions:
         if method == "Target.attachedToTarget":
             info = params.get("targetInfo") or {}
             if info.get("type") != "iframe" or len(self.children) >= MAX_FRAME_SESSIONS:
+                if params.get("waitingForDebugger") and params.get("sessionId"):
+                    try:  # not ours to follow: it must not stay paused
+                        self.conn.send_nowait("Runtime.runIfWaitingForDebugger", None, session_id=params["sessionId"])
+                        self.conn.send_nowait("Target.detachFromTarget", {"sessionId": params["sessionId"]})
+                    except BPError:
+                        pass
                 return
             child = FrameSession(self.conn, self.targets, self, params.get("sessionId"), info.get("targetId"))
             child.parent_frame_id = info.get("parentFrameId")  # the frame whose document embeds it
             self.children[child.session_id] = child
             self.targets.sessions[child.session_id] = child
-            hook = getattr(self.targets, "on_frame_session", None)
-            if hook is not None:
-                hook(child)  # network rules and journal follow into the frame's process
+            hook = self.targets.on_frame_session
             try:
-                # Nested OOPIFs (a third site inside the second) attach under the child.
-                self.conn.send_nowait("Target.setAutoAttach", AUTO_ATTACH, session_id=child.session_id)
-            except BPError:
-                pass
+                if hook is not None:
+                    hook(child)  # network rules, bounds and journal follow into the frame's process
+            finally:
+                try:
+                    # Nested OOPIFs (a third site inside the second) attach under the child.
+                    self.conn.send_nowait("Target.setAutoAttach", AUTO_ATTACH, session_id=child.session_id)
+                    if params.get("waitingForDebugger"):
+                        self.conn.send_nowait("Runtime.runIfWaitingForDebugger", None, session_id=child.session_id)
+                except BPError:
+                    pass
         elif method == "Target.detachedFromTarget":
             child = self.children.pop(params.get("sessionId"), None)
             if child is not None:
@@ -171,6 +212,8 @@ class FrameSession(FrameSessions):
 
 class TabSession(FrameSessions):
     """A flattened CDP session attached to one tab; events for it arrive through Targets."""
+
+    is_tab = True
 
     def __init__(self, conn, targets, raw_id, timeout_s=10.0):
         self.conn = conn

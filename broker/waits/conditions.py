@@ -32,6 +32,7 @@ import weakref
 from bp import globs
 from bp.errors import BPError
 from broker.page import content as page
+from broker.policy import bounds
 from broker.tabs import routing
 from broker.tabs.session import session_for
 from broker.browser.targets import eligible
@@ -97,6 +98,7 @@ class UrlProbe(Probe):
         row = tab_row(self.broker, self.agent, self.raw)
         if row is None or not self.match(row["url"]):
             return None  # gone, or navigated on meanwhile
+        bounds.check_shown(self.broker, self.request.op, row["url"])
         return {k: row[k] for k in TAB_FIELDS}
 
 
@@ -116,11 +118,13 @@ class PageProbe(Probe):
                 return None  # the page is blocked: nothing can appear until it is answered
             if "text" in args:
                 found = page.search(agent, raw, session, {"query": args["text"], "limit": 1}, deadline)
+                bounds.check_shown(broker, self.request.op, found.get("url"))
                 if found["totalMatches"] and found["matches"]:
                     return {"url": found["url"], "title": found["title"], "totalMatches": found["totalMatches"],
                             "match": found["matches"][0]}
                 return None
             found = page.find(agent, raw, session, {"selector": args["selector"], "limit": 1}, deadline)
+            bounds.check_shown(broker, self.request.op, found.get("url"))
             if found["totalMatches"] and found["elements"]:
                 return {"url": found["url"], "title": found["title"], "totalMatches": found["totalMatches"],
                         "element": found["elements"][0]}
@@ -270,6 +274,7 @@ def wait(broker, request):
                           context={"field": "target", "reason": "target_closed", "condition": condition})
         now = time.monotonic()
         if now >= next_probe:
+            bounds.check_tab(broker, raw, request.op)  # every probe: the tab may have left the bounds
             matched = probe.poll()
             if matched is not None:
                 return {"condition": condition, "matched": matched,

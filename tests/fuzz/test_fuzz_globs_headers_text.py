@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from bp import globs, text
 from bp.errors import BPError
-from broker.network import journal as network
+from broker.network import interception
 from tests.fuzz.strategies import hostile_text, json_values
 
 SMALL = st.text(alphabet="ab*", max_size=12)
@@ -50,12 +50,12 @@ def test_glob_work_is_one_pass(pattern, url):
 @given(st.text(max_size=40), hostile_text)
 def test_accepted_headers_cannot_split_a_request(name, value):
     try:
-        network.check_header(name, value)
+        interception.check_header(name, value)
     except BPError as exc:
         assert exc.code == "invalid_argument" and exc.context["field"] == "headers"
         return
     assert re.fullmatch(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}", name)
-    assert name.lower() not in network.FORBIDDEN_HEADERS
+    assert name.lower() not in interception.FORBIDDEN_HEADERS
     assert not any(ch in value for ch in "\r\n\x00")
     assert all(ord(ch) >= 0x20 and ord(ch) != 0x7f or ch == "\t" for ch in value)
 

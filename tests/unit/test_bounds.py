@@ -14,6 +14,9 @@ from broker.files import artifacts
 from broker.waits import dialogs
 from broker.files import downloads
 from broker.network import journal as network
+from broker.network import console as console_journal
+from broker.network import entries
+from broker.network import interception
 from broker.browser import targets
 from broker.handlers import tabs as tab_handlers
 from broker.tabs.session import FrameSessions, Workers, dialog_record
@@ -66,7 +69,7 @@ def test_raw_network_events_are_journaled_unparsed_until_read():
     listed = network.list_requests(hub, agent, {"limit": 20})
     assert listed["total"] == 1 and state.pending_bytes == 0 and entry.pending == []
     row = listed["requests"][0]
-    assert row["url"] == url[:network.DATA_URL_PREFIX] and row["urlLength"] == len(url)
+    assert row["url"] == url[:entries.DATA_URL_PREFIX] and row["urlLength"] == len(url)
     assert (row["type"], row["status"], row["size"], row["mimeType"]) == ("image", 200, 3750, "image/png")
     # An event the head regex cannot route is left to the usual (parsed) path.
     assert hub.raw_event(session, "Network.requestWillBeSent", b'{"method":"Network.requestWillBeSent","params":{}}') \
@@ -89,54 +92,54 @@ def test_a_redirect_ends_the_first_entry_and_starts_the_next():
 def test_journal_is_bounded_filtered_and_total_counts_every_match():
     state = network.KeyState(agent=None)
     session = SimpleNamespace(session_id="s1")
-    for i in range(network.MAX_ENTRIES + 5):
+    for i in range(entries.MAX_ENTRIES + 5):
         state.seq += 1
-        entry = network.Entry(state.seq, session, f"r{i}")
+        entry = entries.Entry(state.seq, session, f"r{i}")
         entry.request({"method": "GET", "url": f"https://x.test/{i}"}, "Fetch")
         entry.status = 404 if i % 2 else 200
         state.add(entry)
-    assert len(state.entries) == network.MAX_ENTRIES and state.dropped == 5
-    assert len(state.by_request) == network.MAX_ENTRIES
+    assert len(state.entries) == entries.MAX_ENTRIES and state.dropped == 5
+    assert len(state.by_request) == entries.MAX_ENTRIES
     hub = network.Hub(None)
     hub.state = lambda agent: state
     result = network.list_requests(hub, None, {"limit": 3, "status": "4xx"})
     assert [r["status"] for r in result["requests"]] == [404, 404, 404] and result["truncated"] is True
-    assert result["total"] == network.MAX_ENTRIES // 2 and result["dropped"] == 5
-    assert result["requests"][-1]["id"] == f"req-{network.MAX_ENTRIES + 4}"  # the latest
+    assert result["total"] == entries.MAX_ENTRIES // 2 and result["dropped"] == 5
+    assert result["requests"][-1]["id"] == f"req-{entries.MAX_ENTRIES + 4}"  # the latest
     paged = network.list_requests(hub, None, {"limit": 2, "after": "req-6"})
     assert [r["id"] for r in paged["requests"]] == ["req-7", "req-8"] and paged["nextCursor"] == "req-8"
-    assert paged["total"] == network.MAX_ENTRIES + 5 - 6
-    long = network.Entry(1, session, "r")
+    assert paged["total"] == entries.MAX_ENTRIES + 5 - 6
+    long = entries.Entry(1, session, "r")
     long.request({"url": "u" * 20000}, None)
-    assert long.row()["url"] == "u" * network.MAX_URL and long.row()["urlLength"] == 20000
+    assert long.row()["url"] == "u" * entries.MAX_URL and long.row()["urlLength"] == 20000
 
 
 def test_the_65th_rule_is_refused():
     broker, agent = fake_broker()
     hub = network.Hub(broker)
-    for i in range(network.MAX_RULES):
-        network.add_rule(hub, agent, {"type": "block", "pattern": f"*/{i}"})
+    for i in range(interception.MAX_RULES):
+        interception.add_rule(hub, agent, {"type": "block", "pattern": f"*/{i}"})
     with pytest.raises(BPError) as refused:
-        network.add_rule(hub, agent, {"type": "block", "pattern": "*/one-more"})
+        interception.add_rule(hub, agent, {"type": "block", "pattern": "*/one-more"})
     assert refused.value.code == "result_too_large" and refused.value.context == {"limit": "rules", "max": 64}
-    assert len(network.list_rules(hub, agent)["rules"]) == network.MAX_RULES
+    assert len(interception.list_rules(hub, agent)["rules"]) == interception.MAX_RULES
 
 
 def test_console_past_500_and_errors_past_200_are_counted_as_dropped():
     broker, agent = fake_broker()
     hub = network.Hub(broker)
     session = FakeSession()
-    for i in range(network.MAX_CONSOLE + 7):
+    for i in range(console_journal.MAX_CONSOLE + 7):
         hub.listener(session, "Runtime.consoleAPICalled", {"type": "log", "args": [{"type": "string", "value": f"m{i}"}]})
-    for i in range(network.MAX_ERRORS + 3):
+    for i in range(console_journal.MAX_ERRORS + 3):
         hub.listener(session, "Runtime.exceptionThrown", {"exceptionDetails": {"text": f"e{i}"}})
-    console = network.console_rows(hub, agent, {"limit": 2})
-    assert console["total"] == network.MAX_CONSOLE and console["dropped"] == 7 and console["truncated"] is True
-    assert [m["text"] for m in console["messages"]] == [f"m{network.MAX_CONSOLE + 5}", f"m{network.MAX_CONSOLE + 6}"]
-    errors = network.error_rows(hub, agent, {"limit": 50})
-    assert errors["total"] == network.MAX_ERRORS and errors["dropped"] == 3 and len(errors["errors"]) == 50
+    console = console_journal.console_rows(hub, agent, {"limit": 2})
+    assert console["total"] == console_journal.MAX_CONSOLE and console["dropped"] == 7 and console["truncated"] is True
+    assert [m["text"] for m in console["messages"]] == [f"m{console_journal.MAX_CONSOLE + 5}", f"m{console_journal.MAX_CONSOLE + 6}"]
+    errors = console_journal.error_rows(hub, agent, {"limit": 50})
+    assert errors["total"] == console_journal.MAX_ERRORS and errors["dropped"] == 3 and len(errors["errors"]) == 50
     # The logged values' handles are let go now and then (Chrome keeps them for the frontend).
-    assert session.sent.count("Runtime.releaseObjectGroup") == (network.MAX_CONSOLE + 7) // network.CONSOLE_RELEASE_EVERY
+    assert session.sent.count("Runtime.releaseObjectGroup") == (console_journal.MAX_CONSOLE + 7) // console_journal.CONSOLE_RELEASE_EVERY
 
 
 # --- targets, profile contexts, tab workers, dialogs ------------------------------------------------
@@ -217,6 +220,6 @@ def test_downloads_past_64_are_counted_and_an_evicted_copy_is_expired(tmp_path, 
 
 
 def test_bounds_are_the_documented_ones():
-    assert (network.MAX_RULES, network.MAX_CONSOLE, network.MAX_ERRORS, network.MAX_ENTRIES) == (64, 500, 200, 500)
+    assert (interception.MAX_RULES, console_journal.MAX_CONSOLE, console_journal.MAX_ERRORS, entries.MAX_ENTRIES) == (64, 500, 200, 500)
     assert (targets.MAX_TARGETS, targets.MAX_PROFILE_CONTEXTS, downloads.MAX_PER_KEY) == (4096, 128, 64)
     assert threading  # (imported for the fakes' locks)

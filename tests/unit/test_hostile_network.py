@@ -9,6 +9,8 @@ import pytest
 
 from bp.errors import BPError
 from broker.network import journal as network
+from broker.network import entries
+from broker.network import interception
 
 
 class RefusingSession:
@@ -33,7 +35,7 @@ class Agent:
 def test_a_refused_change_continues_the_request_unmodified_and_says_why():
     hub = network.Hub(broker=None)
     state = network.KeyState(Agent())
-    entry = network.Entry(1, None, "net-1", {"url": "http://a/"}, "fetch")
+    entry = entries.Entry(1, None, "net-1", {"url": "http://a/"}, "fetch")
     state.by_request[("S1", "net-1")] = entry
     session = RefusingSession()
     hub._send_checked(session, state, {"requestId": "fetch-1", "networkId": "net-1"}, "Fetch.continueRequest",
@@ -46,11 +48,11 @@ def test_a_refused_change_continues_the_request_unmodified_and_says_why():
 
 @pytest.mark.parametrize("name,value", [
     ("X-A", "b\r\nX-Injected: c"), ("X-A", "b\nc"), ("X-A", "\x00"), ("Host", "evil"), ("content-length", "1"),
-    ("Transfer-Encoding", "chunked"), ("X A", "b"), ("", "b"), ("X-A", "x" * (network.MAX_HEADER_VALUE + 1)),
+    ("Transfer-Encoding", "chunked"), ("X A", "b"), ("", "b"), ("X-A", "x" * (entries.MAX_HEADER_VALUE + 1)),
 ])
 def test_bad_headers_are_invalid_argument(name, value):
     with pytest.raises(BPError) as caught:
-        network.check_header(name, value)
+        interception.check_header(name, value)
     assert caught.value.code == "invalid_argument" and caught.value.context["field"] == "headers"
 
 
@@ -61,4 +63,4 @@ def test_bad_headers_are_invalid_argument(name, value):
     ("data:text/plain,a@b", "data:text/plain,a@b"),
 ])
 def test_url_credentials_are_stripped(url, expected):
-    assert network.without_credentials(url) == expected
+    assert entries.without_credentials(url) == expected
