@@ -106,6 +106,9 @@ class Interception:
             self._send(session, "Fetch.failRequest", {"requestId": request_id, "errorReason": "BlockedByClient"})
             if self._top_level(session, params):  # a frame's document or a subresource is not the tab's navigation
                 self._blocked(session, outside)
+            else:  # counted apart: `bp open` says what its page was refused, without failing
+                session.blocked_requests += 1
+                session.blocked_request_origin = outside
             self._guard_done(session, params)
             return
         if session.guard:  # a popup guard checks bounds only; rules run on the tab's own session

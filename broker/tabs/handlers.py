@@ -85,18 +85,20 @@ def _tab_to_open(broker, agent, request):
 @handler(protocol.OP_OPEN, pick=_tab_to_open, reloads=True)
 def open_url(tab):
     session = tab.session
-    blocked_before = session.blocked_navigations
+    blocked_before, requests_before = session.blocked_navigations, session.blocked_requests
     result = session.navigate(tab.args["url"], timeout_s=tab.remaining(floor=1.5) - 0.5)
     blocked = session.blocked_navigations > blocked_before
     if blocked and result.get("navigationError"):
         # The document itself was stopped in the browser (bp/policy.py): refused.
         _refuse_open(tab, _bounds_refusal(session, tab.args["url"]))
     observation = _observe_opened(tab, session, result)
-    if blocked and observation.get("evidence") is None and "dialog" not in observation:
+    stopped = session.blocked_requests > requests_before
+    if (blocked or stopped) and observation.get("evidence") is None and "dialog" not in observation:
         # The document loaded; only requests it made were stopped (origins.subresources): that is
         # not a failed navigation, but the answer says what was stopped (as an action's evidence does).
+        origin = session.blocked_origin if blocked else session.blocked_request_origin
         observation["evidence"] = {"action": "navigate", "status": "verified", "effects": ["navigation_blocked"],
-                                   "navigationBlocked": {"code": "navigation_blocked", "origin": session.blocked_origin}}
+                                   "navigationBlocked": {"code": "navigation_blocked", "origin": origin}}
     return observation
 
 

@@ -70,6 +70,8 @@ class Session:
     raw_network = None  # the journal's raw-event hook, shared by a tab's frames (broker/browser/targets.py)
     blocked_navigations = 0  # navigations the person's bounds stopped here (bounds; read by open and actions)
     blocked_origin = None  # where the last of them was going (bounds)
+    blocked_requests = 0  # a page's own requests (subresources, frames) the bounds stopped here: not a navigation
+    blocked_request_origin = None  # where the last of them was going
     outside_origin = None  # the origin of a committed main-frame document outside the bounds (bounds.committed)
 
     def call(self, method, params=None, timeout_s=30.0, abort=None):
