@@ -19,6 +19,7 @@ SCREENS = [
     ("python docs json", "site", "/pydocs/library/json.html", "text:JSON encoder and decoder"),
     ("datasette cities", "datasette", "/atlas/cities", "text:cities"),
     ("react-aria-components", "site", "/library/aria", "text:Project settings"),
+    ("mui", "site", "/library/mui", "text:Store settings"),
 ]
 
 

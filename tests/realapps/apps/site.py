@@ -239,15 +239,15 @@ def swagger_initializer():
 
 @app.get("/library/<name>")
 def component_library(name):
-    """A component library's page: its bundle (a React app) on an empty document, or a plain
-    HTML page of its own (Bootstrap)."""
+    """A component library's page: its bundle (a React app) on an empty document with its own
+    stylesheet if it has one, or a plain HTML page of its own (Bootstrap)."""
     here = MOUNTS["components"]
     if os.path.exists(os.path.join(here, f"{name}.html")):
         return send_from_directory(here, f"{name}.html")
     if not os.path.exists(os.path.join(MOUNTS["bundles"], f"{name}.js")):
         abort(404)
-    return (f"<!doctype html><html><head><meta charset=utf-8><title>{name} widgets</title>"
-            f"<link rel=stylesheet href=/components/components.css></head>"
+    style = f"<link rel=stylesheet href=/components/{name}.css>" if os.path.exists(os.path.join(here, f"{name}.css")) else ""
+    return (f"<!doctype html><html><head><meta charset=utf-8><title>{name} widgets</title>{style}</head>"
             f"<body><div id=root></div><script src=/bundles/{name}.js></script></body></html>")
 
 
