@@ -42,6 +42,20 @@ def datasette(realapps_dir):
 
 
 @pytest.fixture(scope="session")
+def nicegui(realapps_dir):
+    server = servers.start_python_app(realapps_dir, "nicegui", "nicegui_app.py")
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def dash(realapps_dir):
+    server = servers.start_python_app(realapps_dir, "dash", "dash_app.py")
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
 def realapps_home(chromium):
     """One service for the session's Agents (a task is an Agent with its own key)."""
     path = helpers.short_tmpdir("bpra-h-")

@@ -20,6 +20,7 @@ SCREENS = [
     ("datasette cities", "datasette", "/atlas/cities", "text:cities"),
     ("react-aria-components", "site", "/library/aria", "text:Project settings"),
     ("mui", "site", "/library/mui", "text:Store settings"),
+    ("nicegui (quasar)", "nicegui", "/w/agreement", "text:Team settings"),
 ]
 
 
@@ -51,6 +52,7 @@ class Servers(contextlib.AbstractContextManager):
         self.running = {}
         self.running["site"] = servers.start_site(self.dir)
         self.running["datasette"] = servers.start_datasette(self.dir)
+        self.running["nicegui"] = servers.start_python_app(self.dir, "nicegui", "nicegui_app.py")
 
     def screens(self):
         for n, (label, server, path, ready) in enumerate(SCREENS):

@@ -34,7 +34,9 @@ class Server:
         self.port = port
         self.log = log
         self._out = open(log + ".out", "w")
-        self.proc = subprocess.Popen(args, env={**os.environ, **env}, stdin=subprocess.DEVNULL, stdout=self._out,
+        # Without pytest's variables: NiceGUI takes PYTEST_CURRENT_TEST for its own test mode.
+        clean = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
+        self.proc = subprocess.Popen(args, env={**clean, **env}, stdin=subprocess.DEVNULL, stdout=self._out,
                                      stderr=subprocess.STDOUT, start_new_session=True)
         if not helpers.wait_until(self._listening, 60, 0.1):
             self.stop()
@@ -110,3 +112,28 @@ def start_datasette(directory):
                                   "--setting", "max_returned_rows", "2000"], {}, port, log)
     server.db = db
     return server
+
+
+def start_python_app(directory, name, script):
+    """A Python web-UI framework's app (apps/<script>) in the apps' venv; its state is the JSON
+    lines file server.state (see app_changes)."""
+    python = installed()
+    state, log, port = (os.path.join(directory, f"{name}.state.jsonl"), os.path.join(directory, f"{name}.log"),
+                        free_port())
+    open(state, "w").close()
+    server = Server(name, [python, os.path.join(APPS, script)],
+                    {"REALAPPS_STATE": state, "REALAPPS_PORT": str(port), "REALAPPS_ROOT": APPS_ROOT}, port, log)
+    server.state = state
+    return server
+
+
+def app_changes(server, task):
+    """{key: last value} of what the app's server-side handlers recorded for one task."""
+    latest = {}
+    with open(server.state) as fh:
+        for line in fh:
+            if line.strip():
+                entry = json.loads(line)
+                if entry["task"] == task:
+                    latest[entry["key"]] = entry["value"]
+    return latest
