@@ -21,6 +21,7 @@ SCREENS = [
     ("react-aria-components", "site", "/library/aria", "text:Project settings"),
     ("mui", "site", "/library/mui", "text:Store settings"),
     ("nicegui (quasar)", "nicegui", "/w/agreement", "text:Team settings"),
+    ("dash", "dash", "/w/agreement", "text:Report settings"),
 ]
 
 
@@ -53,6 +54,7 @@ class Servers(contextlib.AbstractContextManager):
         self.running["site"] = servers.start_site(self.dir)
         self.running["datasette"] = servers.start_datasette(self.dir)
         self.running["nicegui"] = servers.start_python_app(self.dir, "nicegui", "nicegui_app.py")
+        self.running["dash"] = servers.start_python_app(self.dir, "dash", "dash_app.py")
 
     def screens(self):
         for n, (label, server, path, ready) in enumerate(SCREENS):
