@@ -25,7 +25,8 @@ What is counted, per page:
   control, `unmapped` (no element `bp find` matched carries the ref).
 - `operable`: nodes Chromium exposes as operable controls: not ignored, not disabled, and an
   interactive role or focusable — except the document itself, frames, the options of a native
-  <select> (operated through the select), an element focusable only by script (tabindex=-1
+  <select> (operated through the select), the parts of a native control in its user-agent
+  shadow root (an <input type=date>'s fields and picker button: operated through the input), an element focusable only by script (tabindex=-1
   without an interactive role) and a focusable container of other controls. The items of a grid
   or tree grid (row, gridcell, headers: ITEMS) count when focusable, whatever their tabindex
   (roving focus) or content; offered ones are compared like interactive roles.
@@ -134,10 +135,15 @@ def bp_json(bp, env, *args):
 
 
 def _dom_marks(tab):
-    """{mark: (backendNodeId, attributes)} from the whole DOM, shadow roots and frames pierced."""
-    marks = {}
+    """{mark: (backendNodeId, attributes)} from the whole DOM, shadow roots and frames pierced,
+    and the backend ids of the nodes inside user-agent shadow roots (a native control's parts:
+    the fields and button of an <input type=date>, a media element's controls)."""
+    marks, native_parts = {}, set()
 
-    def walk(node):
+    def walk(node, in_ua):
+        in_ua = in_ua or node.get("shadowRootType") == "user-agent"
+        if in_ua:
+            native_parts.add(node["backendNodeId"])
         attrs = node.get("attributes") or []
         pairs = dict(zip(attrs[0::2], attrs[1::2]))
         pairs[":tag"] = node.get("nodeName", "").lower()
@@ -145,12 +151,12 @@ def _dom_marks(tab):
             marks[pairs["data-bp-agree"]] = (node["backendNodeId"], pairs)
         for key in ("children", "shadowRoots"):
             for child in node.get(key) or []:
-                walk(child)
+                walk(child, in_ua)
         if node.get("contentDocument"):
-            walk(node["contentDocument"])
+            walk(node["contentDocument"], False)
 
-    walk(tab.call("DOM.getDocument", {"depth": -1, "pierce": True})["root"])
-    return marks
+    walk(tab.call("DOM.getDocument", {"depth": -1, "pierce": True})["root"], False)
+    return marks, native_parts
 
 
 class Page:
@@ -226,7 +232,7 @@ def measure(chromium, env, url, label=None, bp=helpers.BP, observation=None):
         def interactive(node):
             return not node.get("ignored") and role_of(node) in INTERACTIVE
 
-        def has_control_inside(node, tree_of=None):
+        def has_control_inside(node):
             # Children are looked up in the node's own frame tree.
             for tree in trees:
                 if tree.get(node["nodeId"]) is node:
@@ -242,7 +248,7 @@ def measure(chromium, env, url, label=None, bp=helpers.BP, observation=None):
             return False
 
         count = tab.evaluate(MARK_JS)
-        marks = _dom_marks(tab)
+        marks, native_parts = _dom_marks(tab)
         backend_of = {m: b for m, (b, _) in marks.items()}
         attrs_of = {b: a for m, (b, a) in marks.items()}
 
@@ -250,7 +256,7 @@ def measure(chromium, env, url, label=None, bp=helpers.BP, observation=None):
             if node.get("ignored") or role_of(node) in NOT_CONTROLS or (node.get("role") or {}).get("value") in NOT_CONTROLS:
                 return False
             p = props(node)
-            if p.get("disabled"):
+            if p.get("disabled") or node.get("backendDOMNodeId") in native_parts:
                 return False
             attrs = attrs_of.get(node.get("backendDOMNodeId"), {})
             if attrs.get(":tag") == "option":

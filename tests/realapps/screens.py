@@ -20,6 +20,7 @@ SCREENS = [
     ("datasette cities", "datasette", "/atlas/cities", "text:cities"),
     ("react-aria-components", "site", "/library/aria", "text:Project settings"),
     ("mui", "site", "/library/mui", "text:Store settings"),
+    ("bootstrap", "site", "/library/bootstrap", "text:Account settings"),
     ("nicegui (quasar)", "nicegui", "/w/agreement", "text:Team settings"),
     ("dash", "dash", "/w/agreement", "text:Report settings"),
 ]
