@@ -16,9 +16,9 @@ def app_state(agent, url_prefix):
 
 
 def set_slider(agent, ref, value):
-    """Set a slider to a value in one command (issue 26 item 2): `bp type` with the number, the
-    verb an Agent uses for any field that takes a value."""
-    return agent.act("type", ref, str(value))
+    """Set a slider to a value in one command (issue 26 item 2): `bp select <ref> <number>`, the
+    verb the ax-truth branch documents for sliders (docs/commands.md, bp select)."""
+    return agent.act("select", ref, str(value))
 
 
 def upload_file(agent, name, text="attached by a real-app task\n"):
