@@ -26,8 +26,10 @@ What is counted, per page:
 - `operable`: nodes Chromium exposes as operable controls: not ignored, not disabled, and an
   interactive role or focusable — except the document itself, frames, the options of a native
   <select> (operated through the select), the parts of a native control in its user-agent
-  shadow root (an <input type=date>'s fields and picker button: operated through the input), an element focusable only by script (tabindex=-1
-  without an interactive role) and a focusable container of other controls. The items of a grid
+  shadow root (an <input type=date>'s fields and picker button: operated through the input),
+  and, without an interactive role: an element focusable only by script (tabindex=-1), an
+  empty unnamed focusable element (a focus trap's guard) and a focusable container of other
+  controls. The items of a grid
   or tree grid (row, gridcell, headers: ITEMS) count when focusable, whatever their tabindex
   (roving focus) or content; offered ones are compared like interactive roles.
 - `missed`: operable nodes bp does not offer; `explained`: of those, the ones the observation
@@ -269,6 +271,8 @@ def measure(chromium, env, url, label=None, bp=helpers.BP, observation=None):
                 return True
             if attrs.get("tabindex", "").strip() == "-1":
                 return False  # focusable by script only
+            if not clean((node.get("name") or {}).get("value")) and not node.get("childIds"):
+                return False  # an empty focusable element: a focus trap's guard (AG Grid, dialogs)
             return not has_control_inside(node)
 
         operable_nodes = [n for tree in trees for n in tree.values() if operable(n)]
