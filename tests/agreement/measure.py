@@ -38,7 +38,9 @@ What is counted, per page:
   modal; Chromium itself ignores what a native modal dialog makes inert), or an entry
   with the node's role and name in any list of left-out elements the observation carries
   (any top-level field but `elements` whose entries have a role and a name, e.g. disabled
-  controls listed apart). `unexplained` = missed - explained.
+  controls listed apart), or, for an ARIA wrapper (WRAPPERS: an option, listbox, radio group,
+  checkbox, radio or switch), an offered control inside it: one entry per control (a role=option
+  around a native radio is listed once, as the radio). `unexplained` = missed - explained.
 
 Cross-site (out-of-process) frames are other DevTools targets that `bp find` does not search;
 they are not measured (`oopifs` counts the frames skipped)."""
@@ -69,6 +71,9 @@ STRUCTURES = {"main", "navigation", "banner", "contentinfo", "complementary", "r
               "tablist", "toolbar", "radiogroup", "article", "document", "application", "log", "status", "alert",
               "feed", "rowgroup"}
 NOT_CONTROLS = {"RootWebArea", "WebArea", "Iframe", "IframePresentational", "MenuListOption", "MenuListPopup"}
+# An ARIA wrapper around a control (a role=option holding a native radio, a role=listbox of
+# them): listed once, as the control inside it (issue 26 item 6, one entry per control).
+WRAPPERS = {"option", "listbox", "radiogroup", "checkbox", "radio", "switch"}
 FIND_CHUNK = 200
 BP_LIMIT = "10000"
 
@@ -326,6 +331,19 @@ def measure(chromium, env, url, label=None, bp=helpers.BP, observation=None):
                 page.disagreements.append(("role", el["role"], name, ax_role, ax_name))
             else:
                 page.additions += 1
+        def offered_inside(node):
+            for tree in trees:
+                if tree.get(node["nodeId"]) is node:
+                    stack = list(node.get("childIds", []))
+                    while stack:
+                        child = tree.get(stack.pop())
+                        if child is None:
+                            continue
+                        if child.get("backendDOMNodeId") in offered_backends:
+                            return True
+                        stack.extend(child.get("childIds", []))
+            return False
+
         stated = _stated_left_out(observation)
         limited = observation.get("truncated") and "element_limit" in (observation.get("truncationReasons") or [])
         modal = any(h.get("blocking") for h in observation.get("hints") or [])
@@ -334,6 +352,8 @@ def measure(chromium, env, url, label=None, bp=helpers.BP, observation=None):
                 continue
             role, name = role_of(node), clean((node.get("name") or {}).get("value"))
             reason = "element_limit" if limited else stated.get((role, name)) or ("behind_modal" if modal else None)
+            if reason is None and role in WRAPPERS and offered_inside(node):
+                reason = "one_entry_per_control"
             page.missed.append((role, name, reason))
     finally:
         try:
