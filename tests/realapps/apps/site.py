@@ -23,6 +23,9 @@ MOUNTS = {
     "swagger": os.path.join(NPM, "swagger-ui-dist"),
     "pydocs": os.path.realpath("/usr/share/doc/python3/html"),
     "npm": NPM,
+    # Component-library pages: the bundles scripts/ensure-realapps.sh built, their page sources.
+    "bundles": os.path.join(ROOT, "bundles"),
+    "components": os.path.join(os.path.dirname(os.path.abspath(__file__)), "components"),
 }
 DB = os.environ["REALAPPS_DB"]
 LOG = os.environ["REALAPPS_LOG"]
@@ -232,6 +235,20 @@ def swagger_initializer():
     return Response("window.onload = function () { window.ui = SwaggerUIBundle({url: '/api/openapi.json', "
                     "dom_id: '#swagger-ui', presets: [SwaggerUIBundle.presets.apis], layout: 'BaseLayout'}); };",
                     mimetype="application/javascript")
+
+
+@app.get("/library/<name>")
+def component_library(name):
+    """A component library's page: its bundle (a React app) on an empty document with its own
+    stylesheet if it has one, or a plain HTML page of its own (Bootstrap)."""
+    here = MOUNTS["components"]
+    if os.path.exists(os.path.join(here, f"{name}.html")):
+        return send_from_directory(here, f"{name}.html")
+    if not os.path.exists(os.path.join(MOUNTS["bundles"], f"{name}.js")):
+        abort(404)
+    style = f"<link rel=stylesheet href=/components/{name}.css>" if os.path.exists(os.path.join(here, f"{name}.css")) else ""
+    return (f"<!doctype html><html><head><meta charset=utf-8><title>{name} widgets</title>{style}</head>"
+            f"<body><div id=root></div><script src=/bundles/{name}.js></script></body></html>")
 
 
 @app.get("/<mount>/")

@@ -1,0 +1,67 @@
+"""The real-app screens the agreement check measures (issue 26 item 7): one page of every app of
+the suite, each with a text or selector that says it finished rendering."""
+
+import contextlib
+import shutil
+
+from tests import helpers
+from tests.agreement.measure import BP_LIMIT, bp_json
+from tests.realapps import servers
+
+# (label, server, path, ready: "text:..." or "selector:...")
+SCREENS = [
+    ("shop order form", "site", "/orders/new", "text:Place order"),
+    ("quill editor", "site", "/editor", "selector:.ql-editor"),
+    ("tom-select ship form", "site", "/ship", "selector:.ts-control"),
+    ("todomvc", "site", "/todomvc/index.html", "text:todos"),
+    ("mkdocs-material", "site", "/mkdocs/", "text:Calibration"),
+    ("swagger-ui", "site", "/swagger/", "selector:.opblock-summary-control"),
+    ("python docs json", "site", "/pydocs/library/json.html", "text:JSON encoder and decoder"),
+    ("datasette cities", "datasette", "/atlas/cities", "text:cities"),
+    ("react-aria-components", "site", "/library/aria", "text:Project settings"),
+    ("mui", "site", "/library/mui", "text:Store settings"),
+    ("bootstrap", "site", "/library/bootstrap", "text:Account settings"),
+    ("nicegui (quasar)", "nicegui", "/w/agreement", "text:Team settings"),
+    ("dash", "dash", "/w/agreement", "text:Report settings"),
+]
+
+
+def installed():
+    try:
+        servers.installed()
+        return True
+    except RuntimeError:
+        return False
+
+
+def open_screen(bp, env, url, ready):
+    """Open a screen, wait until it rendered, and take the whole observation."""
+    opened = bp_json(bp, env, "open", url)
+    if not opened.get("ok"):
+        raise RuntimeError(f"bp open {url}: {opened}")
+    kind, _, what = ready.partition(":")
+    waited = bp_json(bp, env, "wait", f"--{kind}", what)
+    if not waited.get("ok"):
+        raise RuntimeError(f"bp wait --{kind} {what} on {url}: {waited}")
+    return bp_json(bp, env, "snapshot", "--limit", BP_LIMIT)
+
+
+class Servers(contextlib.AbstractContextManager):
+    """Every server the screens need, for a script (the tests use the session fixtures)."""
+
+    def __init__(self):
+        self.dir = helpers.short_tmpdir("bpra-agree-")
+        self.running = {}
+        self.running["site"] = servers.start_site(self.dir)
+        self.running["datasette"] = servers.start_datasette(self.dir)
+        self.running["nicegui"] = servers.start_python_app(self.dir, "nicegui", "nicegui_app.py")
+        self.running["dash"] = servers.start_python_app(self.dir, "dash", "dash_app.py")
+
+    def screens(self):
+        for n, (label, server, path, ready) in enumerate(SCREENS):
+            yield label, self.running[server].url(f"agree{n}", path), ready
+
+    def __exit__(self, *exc):
+        for server in self.running.values():
+            server.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
