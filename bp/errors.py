@@ -38,6 +38,7 @@ ERROR_CODES = (
     "quota_exceeded",  # private storage quota (files issue)
     "command_in_progress",  # a --request-id retry of a command that is still accepted/dispatched
     "target_crashed",  # the tab's renderer crashed or stopped answering: reload it or close it
+    "navigation_failed",  # `bp open` could not load the URL (unreachable, refused, a load error): retryable
 )
 
 _CODE_SET = frozenset(ERROR_CODES)
@@ -54,6 +55,7 @@ RETRYABLE = {
     "wait_timeout": True,
     "unknown_outcome": True,
     "command_in_progress": True,
+    "navigation_failed": True,
 }
 
 # Remediation codes with the sentence a person reads.
@@ -77,6 +79,7 @@ REMEDIATIONS = {
     "inspect_command_before_retry": "Inspect the current tab state (or 'bp command <id>') before deciding whether to retry.",
     "relist_profile_contexts": "Run 'bp profiles' to list the current profile contexts.",
     "reload_or_close_tab": "The tab's page crashed or stopped answering: reload it with 'bp open <url>' or close it with 'bp close'.",
+    "check_url_or_site": "The page could not be loaded: check the URL and that the site is reachable, then run 'bp open <url>' again.",
     "policy_forbids": "The person's policy forbids it; only the person can change the policy (and restart the service).",
     "fix_private_state": "Fix the ownership/permissions of the named path (owner-only, no symlink), or choose another BROWSER_PILOT_HOME.",
 }
