@@ -38,6 +38,27 @@ def input_point(session, answer):
     return session, answer["x"], answer["y"]
 
 
+SETTLING_REFUSALS = ("no_layout", "obscured")  # what an element still animating into place is refused for
+SETTLING_WAIT_S = 1.0
+SETTLING_POLL_S = 0.05
+
+
+def resolve_steady(broker, agent, raw, session, ref, deadline, **extra):
+    """observe.resolve for an action, waiting (at most SETTLING_WAIT_S, within the deadline) while
+    the element is refused for having no layout yet or being covered: a dialog zooming in, a
+    drawer sliding over, an overlay fading out. Any other refusal, or the same one after the
+    wait, is the action's refusal as before (nothing was dispatched)."""
+    until = min(time.monotonic() + SETTLING_WAIT_S, deadline - 2.0)
+    while True:
+        try:
+            return observe.resolve(broker, agent, raw, session, ref, **extra)
+        except BPError as exc:
+            if exc.code != "action_not_verified" or (exc.context or {}).get("reason") not in SETTLING_REFUSALS \
+                    or time.monotonic() + SETTLING_POLL_S >= until or session.dialog_open():
+                raise
+        time.sleep(SETTLING_POLL_S)
+
+
 def download_started(broker, agent, session, since):
     """{index, fileName} of the download the input began in this tab (as `bp downloads` lists
     it), {} when one began that is not listed for this Agent, None when none began."""
@@ -58,7 +79,7 @@ def click(broker, agent, raw, session, args, deadline):
         kind = "coordinates"
         under_before = under_point(session, x, y)
     else:
-        answer = observe.resolve(broker, agent, raw, session, args["ref"])
+        answer = resolve_steady(broker, agent, raw, session, args["ref"], deadline)
         target, x, y = input_point(session, answer)
         before, role, name_before = answer["state"], answer["role"], answer["name"]
         kind = role if role in EXPECTED_TOGGLE or role == "option" else "control"
@@ -338,7 +359,7 @@ def type_text(broker, agent, raw, session, args, deadline):
     ends as unknown_outcome and no remaining step reaches the changed page."""
     text, clear, submit = args["text"], args.get("clear", False), args.get("submit", False)
     mark = os.urandom(6).hex()
-    answer = observe.resolve(broker, agent, raw, session, args["ref"], focus=True, clear=clear, mark=mark)
+    answer = resolve_steady(broker, agent, raw, session, args["ref"], deadline, focus=True, clear=clear, mark=mark)
     editable = answer["editable"]
     if editable.get("model"):
         # What the editor draws may be part of its text (lines out of view): count its model.

@@ -60,7 +60,7 @@ NAVIGATION_STARTS = ("Page.frameRequestedNavigation", "Page.frameStartedLoading"
 # A load that ends with one of these and no new main-frame loader started no new document.
 SAME_DOCUMENT_ENDS = ("Page.frameStoppedLoading", "Page.navigatedWithinDocument", "Page.downloadWillBegin",
                       "Browser.downloadWillBegin")
-IGNORED_TYPES = frozenset({"websocket", "eventsource", "ping", "cspviolationreport"})
+IGNORED_TYPES = frozenset({"websocket", "eventsource", "ping", "cspviolationreport", "media"})  # media: a <video> streams in ranges
 
 # Runs in the page's own world (the timers to wrap are the page's); the tracker is reached by its
 # object id only, never by a global name. performance.now() is the page's clock.
@@ -144,7 +144,7 @@ def redacted_url(url):
         ("?…" if parts.query else "")
 
 
-def navigation(session, since, deadline, loader_before=None):
+def navigation(session, since, deadline, loader_before=None, round_trip=True):
     """After input: if it started a main-frame navigation, wait until the new document is
     interactive. Returns "navigation" when the main document changed, None otherwise.
     `loader_before` is the main-frame loader before the input (a fast navigation may already
@@ -153,7 +153,7 @@ def navigation(session, since, deadline, loader_before=None):
     One round trip through the tab's renderer orders us after every event the input caused, so
     no fixed sleep is needed to notice a navigation."""
     loader_before = session.loader if loader_before is None else loader_before
-    if not session.dialog_open():
+    if round_trip and not session.dialog_open():  # (the settle's first look is its round trip)
         session.call("Runtime.evaluate", {"expression": "0", "returnByValue": True},
                      timeout_s=max(0.1, deadline - time.monotonic()), abort=session.dialog_open)
 
@@ -224,6 +224,9 @@ class Requests:
             return
         params = event if isinstance(event, dict) else (json.loads(event).get("params") or {})
         kind = str(params.get("type") or "other").lower()
+        url = str((params.get("request") or {}).get("url") or "")
+        if kind == "other" and url.split("?", 1)[0].endswith("/favicon.ico"):
+            return  # the browser's own fetch of the tab's icon, not the page's answer
         with self.lock:
             if request_id in self.open:
                 return  # a redirect: the same request goes on
@@ -231,7 +234,7 @@ class Requests:
                 self.ignored += 1
                 return
             self.started += 1
-            self.open[request_id] = (at, str((params.get("request") or {}).get("url") or ""))
+            self.open[request_id] = (at, url)
 
     def pending(self, now):
         """(awaited, overdue): open requests younger than REQUEST_BOUND_S, and older ones. A request
@@ -264,6 +267,7 @@ class Settle:
         hub = getattr(broker, "network_hub", None)
         self.requests = requests or (Requests(hub, raw) if hub is not None and raw else None)
         self.max_s = SETTLE_MAX_S if max_s is None else max_s
+        self.after_load = requests is not None  # bp open's settle (after_load)
         if session.dialog_open():
             return
         try:
@@ -335,15 +339,18 @@ class Settle:
     def _wait(self, deadline, debounce):
         session, requests = self.session, self.requests
         self.started = time.monotonic()  # waitedMs counts from the end of the dispatch
-        if navigation(session, self.since, deadline, self.loader):
+        # The first look is one round trip through the renderer (and one task turn of the page):
+        # every event the input caused is here after it, a navigation's start included.
+        state = (self._poll(first=True) or {}) if self.tracker is not None else None
+        first_look = time.monotonic()  # frames sent before this are the dispatch's own
+        if navigation(session, self.since, deadline, self.loader, round_trip=state is None):
             return self._done("navigated")
         if session.dialog_open():
             return self._done("settled")
+        state = state or {}
         end = min(self.started + self.max_s, deadline - OBSERVE_RESERVE_S)
-        state = self._poll(first=True) or {}
-        first_look = time.monotonic()  # frames sent before this are the dispatch's own
         grace_until = time.monotonic() + DEBOUNCE_GRACE_S if debounce and state.get("debounced") else None
-        caused = False
+        caused = waited = False
         answered, mutations_at_frame = 0, None  # sent WebSocket frames answered by a DOM change so far
         while True:
             now = time.monotonic()
@@ -372,11 +379,14 @@ class Settle:
             if not (awaited or timers or unanswered or in_grace) and quiet:
                 if overdue:
                     return self._done("capped", _pending(overdue, requests))
+                if self.after_load and not waited:
+                    caused = False  # the load's own requests, all done by the first look: nothing to wait for
                 return self._done("settled" if caused else "quiet")
             if now >= end:
                 return self._done("capped", _pending(awaited + overdue, requests, timers=timers,
                                                      frames=len(unanswered), dom=not quiet))
             time.sleep(POLL_S)
+            waited = True
             polled = self._poll()
             if polled is None and session.loader == self.loader and not session.dialog_open():
                 polled = state  # the tracker is gone (it could not start): requests alone decide

@@ -120,8 +120,10 @@ def open_url(tab):
                              "effects": ["dialog_opened"]}, "dialog": dialogs.brief(session)}
     if result.get("navigationError"):
         raise navigation_failed(tab.args["url"], result["navigationError"], observation)
-    if record is not None:
-        observation["settle"] = record  # what the open waited for after the load (docs/commands.md "Settle")
+    if record is not None and record["status"] != "quiet":
+        # What the open waited for after the load (docs/commands.md "Settle"); a page that asked
+        # for nothing more keeps the observation's shape as it was.
+        observation["settle"] = record
     return observation
 
 

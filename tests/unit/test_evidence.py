@@ -188,6 +188,47 @@ def test_a_capped_settle_never_claims_no_change():
 
 
 def test_navigation_is_left_to_the_navigation_settle(monkeypatch):
-    monkeypatch.setattr(settling, "navigation", lambda session, since, deadline, loader=None: "navigation")
+    monkeypatch.setattr(settling, "navigation", lambda session, since, deadline, loader=None, **_: "navigation")
     page = PageStandIn([state()])
     assert armed(page).wait(far())["status"] == "navigated"
+
+
+def test_an_element_still_animating_into_place_is_waited_for_not_refused(monkeypatch):
+    from broker.actions import input as actions
+
+    answers = [BPError("action_not_verified", "no layout", context={"reason": "no_layout"}),
+               BPError("action_not_verified", "covered", context={"reason": "obscured"}), {"x": 1, "y": 2}]
+
+    def resolve(*args, **kwargs):
+        answer = answers.pop(0)
+        if isinstance(answer, BPError):
+            raise answer
+        return answer
+
+    monkeypatch.setattr(actions.observe, "resolve", resolve)
+    monkeypatch.setattr(actions, "SETTLING_POLL_S", 0.001)
+    page = PageStandIn([state()])
+    assert actions.resolve_steady(None, None, "tab-1", page, 3, far()) == {"x": 1, "y": 2}
+
+
+def test_a_refusal_that_lasts_or_is_of_another_kind_is_the_actions_refusal(monkeypatch):
+    from broker.actions import input as actions
+
+    calls = []
+
+    def resolve(*args, **kwargs):
+        calls.append(1)
+        raise BPError("action_not_verified", "disabled", context={"reason": "disabled"})
+
+    monkeypatch.setattr(actions.observe, "resolve", resolve)
+    with pytest.raises(BPError):
+        actions.resolve_steady(None, None, "tab-1", PageStandIn([state()]), 3, far())
+    assert len(calls) == 1  # a disabled control is refused at once
+    monkeypatch.setattr(actions, "SETTLING_WAIT_S", 0.05)
+    monkeypatch.setattr(actions, "SETTLING_POLL_S", 0.005)
+    monkeypatch.setattr(actions.observe, "resolve", lambda *a, **k: (_ for _ in ()).throw(
+        BPError("action_not_verified", "no layout", context={"reason": "no_layout"})))
+    started = time.monotonic()
+    with pytest.raises(BPError):
+        actions.resolve_steady(None, None, "tab-1", PageStandIn([state()]), 3, far())
+    assert time.monotonic() - started < 1.0  # bounded by SETTLING_WAIT_S
