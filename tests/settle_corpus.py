@@ -31,6 +31,10 @@ CASES = {
     "sync": _click("show('Answer')"),
     "microtask": _click("Promise.resolve().then(() => show('Answer'))"),
     "animation_frame": _click("requestAnimationFrame(() => show('Answer'))"),
+    # How React's scheduler renders: a message posted on a MessageChannel.
+    "message_channel": (SHOW + """<script>const channel = new MessageChannel();
+        channel.port1.onmessage = () => show('Answer');</script>
+        <button id=go onclick="channel.port2.postMessage(null)">Go</button>""", ("click", "Go"), "Answer"),
     "timer_40ms": _click("setTimeout(() => show('Answer'), 40)"),
     "timer_300ms": _click("setTimeout(() => show('Answer'), 300)"),
     "fetch_100ms": _click("fetch('/api?wait=100').then(r => r.json()).then(() => show('Answer'))"),

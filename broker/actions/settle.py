@@ -99,13 +99,21 @@ ARM = """(function (timerMax, frameWait, slack) {
     }
     return RAF.apply(w, arguments);
   };
+  // A message posted while armed (React's scheduler renders so) asks for one task turn first.
+  const MP = w.MessagePort && w.MessagePort.prototype, PM = MP && MP.postMessage, WPM = w.postMessage;
+  const posting = function () { if (t.armed) t.posted = true; return PM.apply(this, arguments); };
+  const windowPosting = function () { if (t.armed) t.posted = true; return WPM.apply(this, arguments); };
   if (typeof ST === "function") w.setTimeout = timeout;
   if (typeof RAF === "function") w.requestAnimationFrame = frame;
+  if (typeof PM === "function") MP.postMessage = posting;
+  if (typeof WPM === "function") w.postMessage = windowPosting;
   t.disarm = () => {
     if (!t.armed) return;
     t.armed = false;
     if (w.setTimeout === timeout) w.setTimeout = ST;
     if (w.requestAnimationFrame === frame) w.requestAnimationFrame = RAF;
+    if (MP && MP.postMessage === posting) MP.postMessage = PM;
+    if (w.postMessage === windowPosting) w.postMessage = WPM;
   };
   t.poll = () => {
     for (const o of t.observers) { const r = o.takeRecords(); if (r.length) count(r); }
@@ -117,9 +125,9 @@ ARM = """(function (timerMax, frameWait, slack) {
   };
   t.first = () => {
     t.disarm();
-    // One task turn first: a render a framework scheduled with postMessage (React's scheduler)
-    // runs before the first look.
-    if (typeof MC !== "function") return t.poll();
+    // A render a framework scheduled with postMessage (React's scheduler) runs before the first
+    // look: one task turn, only then (in a page in front it may wait for a frame to be drawn).
+    if (!t.posted || typeof MC !== "function") return t.poll();
     return new Promise((resolve) => { const c = new MC(); c.port1.onmessage = () => resolve(t.poll()); c.port2.postMessage(0); });
   };
   t.stop = () => { t.disarm(); for (const o of t.observers) o.disconnect(); t.observers = []; };
