@@ -142,12 +142,15 @@ class SettleServer:
         return f"http://127.0.0.1:{self.port}/page?case={case}"
 
     def _send(self, request, status, kind, data):
-        request.send_response(status)
-        request.send_header("Content-Type", kind)
-        request.send_header("Content-Length", str(len(data)))
-        request.send_header("Cache-Control", "no-store")
-        request.end_headers()
-        request.wfile.write(data)
+        try:
+            request.send_response(status)
+            request.send_header("Content-Type", kind)
+            request.send_header("Content-Length", str(len(data)))
+            request.send_header("Cache-Control", "no-store")
+            request.end_headers()
+            request.wfile.write(data)
+        except OSError:
+            pass  # the page went away first (a long poll of a page since navigated): nobody to answer
 
     def handle(self, request):
         parts = urlsplit(request.path)
