@@ -42,6 +42,7 @@ ERROR_CODES = (
     "storage_full",  # the disk (or the person's disk quota) is full: nothing was written
     "audit_unavailable",  # an audited command refused before dispatch: its audit line cannot be written
     "file_exists",  # a file-producing command would replace an existing file (no --overwrite)
+    "navigation_failed",  # `bp open` could not load the URL (unreachable, refused, a load error): retryable
 )
 
 _CODE_SET = frozenset(ERROR_CODES)
@@ -59,6 +60,7 @@ RETRYABLE = {
     "unknown_outcome": True,
     "command_in_progress": True,
     "browser_unresponsive": True,
+    "navigation_failed": True,
 }
 
 # Remediation codes with the sentence a person reads.
@@ -82,6 +84,7 @@ REMEDIATIONS = {
     "inspect_command_before_retry": "Inspect the current tab state (or 'bp command <id>') before deciding whether to retry.",
     "relist_profile_contexts": "Run 'bp profiles' to list the current profile contexts.",
     "reload_or_close_tab": "The tab's page crashed or stopped answering: reload it with 'bp open <url>' or close it with 'bp close'.",
+    "check_url_or_site": "The page could not be loaded: check the URL and that the site is reachable, then run 'bp open <url>' again.",
     "policy_forbids": "The person's policy forbids it; only the person can change the policy (and restart the service).",
     "wait_for_browser": "The browser stopped answering (paused, suspended or overloaded), not the tab: wait a moment and retry; tell the person if it lasts.",
     "free_disk_space": "The disk or the person's disk quota is full: tell the person; nothing was written. Retry once space is freed.",

@@ -38,8 +38,10 @@ MAX_CDP_FORWARD_BYTES = 64 * 1024 * 1024
 JANITOR_METHODS = ("create", "status", "takeover")
 # Events the broker never reads that a journaled tab sends in bulk (one per received chunk or
 # frame): the janitor drops them instead of forwarding (broker/network/journal.py, "Cost decisions").
+# Network.webSocketFrameSent passes: a frame the page sends after an action is one of its causes
+# (broker/actions/settle.py); frames come from the page's own sends, so they are few.
 DROPPED_EVENTS = frozenset({"Network.dataReceived", "Network.resourceChangedPriority",
-                            "Network.webSocketFrameReceived", "Network.webSocketFrameSent",
+                            "Network.webSocketFrameReceived",
                             "Network.eventSourceMessageReceived"})
 
 # Chrome serialises replies as {"id":N,...} and events as {"method":"...",...}.

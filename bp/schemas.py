@@ -237,16 +237,17 @@ class WaitArgs(Strict):
     dialog = fields.Boolean(truthy={True}, falsy={False})
     download = fields.Boolean(truthy={True}, falsy={False})
     popup = fields.Boolean(truthy={True}, falsy={False})
+    idle = fields.Boolean(truthy={True}, falsy={False})  # our addition (issue 25): network idle + DOM quiet
     interval = fields.Integer(strict=True, validate=validate.Range(min=100, max=5000))
 
     @validates_schema
     def _one_condition(self, data, **_):
-        given = [k for k in ("url", "text", "selector", "dialog", "download", "popup")
+        given = [k for k in ("url", "text", "selector", "dialog", "download", "popup", "idle")
                  if data.get(k) not in (None, False)]
         if len(given) != 1:
-            raise ValidationError("give exactly one of url, text, selector, dialog, download, popup",
+            raise ValidationError("give exactly one of url, text, selector, dialog, download, popup, idle",
                                   field_name="condition")
-        for flag in ("dialog", "download", "popup"):
+        for flag in ("dialog", "download", "popup", "idle"):
             if data.get(flag) is False:
                 raise ValidationError("a condition flag is true or absent", field_name=flag)
 

@@ -79,11 +79,13 @@ class Handler:
 HANDLERS = {}
 
 
-def handler(op, *, observe_after=False, create=False, pick=None, reloads=False):
+def handler(op, *, observe_after=False, create=False, pick=None, reloads=False, settles=False):
     """Register the handler of `op` (declared in bp/ops.py: an undeclared op, which would have no
     schema, fails here). For a TAB op: `create` lets a missing selected tab be opened (as
     snapshot does), `pick(broker, agent, request)` chooses the tab instead (as open does),
-    `reloads` lets it run on a crashed tab, which it brings back (open)."""
+    `reloads` lets it run on a crashed tab, which it brings back (open). An observe_after op is
+    settled on what it caused (broker/actions/settle.py), armed here before it runs unless it
+    `settles` itself: arms right before its dispatch and waits right after it."""
     declared = ops.OPS[op]
 
     def register(fn):
@@ -92,9 +94,9 @@ def handler(op, *, observe_after=False, create=False, pick=None, reloads=False):
         if declared.runs == ops.TAB:
             def serve(broker, request):
                 return on_tab(broker, request, fn, create=create, pick=pick, observe_after=observe_after,
-                              reloads=reloads)
+                              reloads=reloads, settles=settles)
         else:
-            if observe_after or create or pick or reloads:
+            if observe_after or create or pick or reloads or settles:
                 raise RuntimeError(f"operation {op!r} does not run on a tab (bp/ops.py)")
             serve = fn
         HANDLERS[op] = Handler(serve, declared)
@@ -110,7 +112,7 @@ def check_complete():
         raise RuntimeError(f"declared operations without a handler: {missing}")
 
 
-def on_tab(broker, request, fn, *, create=False, pick=None, observe_after=False, reloads=False):
+def on_tab(broker, request, fn, *, create=False, pick=None, observe_after=False, reloads=False, settles=False):
     """Run fn(tab) on the worker of the Agent's selected tab (or of the tab `pick` chose)."""
     from broker.tabs import routing
     from broker.tabs.session import session_for
@@ -121,11 +123,39 @@ def on_tab(broker, request, fn, *, create=False, pick=None, observe_after=False,
 
     def run(worker):
         tab = Tab(broker, request, agent, raw, session_for(worker, broker.browser, crashed_ok=reloads), deadline)
-        if observe_after and request.batched:
-            return {"evidence": fn(tab)}  # refs of later steps stay those of the Agent's last snapshot
-        return _observed(tab, fn) if observe_after else fn(tab)
+        if not observe_after:
+            return fn(tab)
+        action = _settled(fn, settles)
+        if request.batched:
+            return {"evidence": action(tab)}  # refs of later steps stay those of the Agent's last snapshot
+        return _observed(tab, action)
 
     return broker.browser.workers.run(raw, run, timeout_s=request.remaining())
+
+
+def _settled(fn, settles):
+    """The action with its settle: armed (unless it arms itself), waited for after it, and told in
+    its evidence. Every acting command and every batch step goes through here."""
+    from broker.actions import settle
+
+    def action(tab):
+        session = tab.session
+        session.settling = None
+        if not settles:
+            settle.begin(tab.broker, tab.agent, session, tab.raw)
+        try:
+            evidence = fn(tab)
+            if getattr(session, "settling", None) is not None:
+                settle.end(session, tab.deadline)
+        except BaseException:
+            armed = getattr(session, "settling", None)
+            if armed is not None:
+                armed.abandon()
+            session.settling = None
+            raise
+        return settle.finish(session, evidence)
+
+    return action
 
 
 def _observed(tab, action):

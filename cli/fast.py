@@ -302,7 +302,7 @@ def _open(v):
 
 def _wait(v):
     given = {name: v[name] for name in ("url", "text", "selector") if v[name] is not None}
-    given.update({name: True for name in ("dialog", "download", "popup") if v[name]})
+    given.update({name: True for name in ("dialog", "download", "popup", "idle") if v[name]})
     if len(given) != 1 or any(isinstance(value, str) and not value.strip() for value in given.values()):
         return None
     return dict(given, interval=v["interval"])

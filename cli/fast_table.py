@@ -76,6 +76,7 @@ COMMANDS = {
         ('option', 'dialog', ('--dialog',), ('flag',), False, False, None),
         ('option', 'download', ('--download',), ('flag',), False, False, None),
         ('option', 'popup', ('--popup',), ('flag',), False, False, None),
+        ('option', 'idle', ('--idle',), ('flag',), False, False, None),
         ('option', 'interval', ('--interval',), ('int', 100, 5000), 250, False, None),
         ('option', 'timeout_ms', ('--timeout',), ('int', 1, 300000), None, False, None),
     ),

@@ -315,3 +315,11 @@ def logs_of(home):
         with open(path, errors="replace") as fh:
             text += fh.read()
     return text
+
+
+def without_settle(evidence):
+    """An action's evidence less its `settle` record (issue 25), which must be there and well formed:
+    for the tests that compare the rest of the evidence as a whole."""
+    settle = evidence["settle"]
+    assert settle["status"] in ("settled", "quiet", "capped", "navigated") and settle["waitedMs"] >= 0, settle
+    return {k: v for k, v in evidence.items() if k != "settle"}

@@ -1,6 +1,7 @@
 """Action family: click, type, hover (cli/commands/actions.py); keyboard, press
 (cli/commands/keys.py). Each acts on the selected tab, then the tab is observed afresh
-(observe_after: broker/registry.py adds the evidence and the no-progress watchdog)."""
+(observe_after: broker/registry.py adds the evidence and the no-progress watchdog). Each arms its
+settle right before its dispatch and waits for it right after (settles: broker/actions/settle.py)."""
 
 from bp import protocol
 from broker.actions import input as actions
@@ -16,4 +17,4 @@ ACTIONS = {
 }
 
 for _op, _action in ACTIONS.items():
-    handler(_op, observe_after=True)(lambda tab, action=_action: action(*tab.parts()))
+    handler(_op, observe_after=True, settles=True)(lambda tab, action=_action: action(*tab.parts()))

@@ -5,14 +5,14 @@ import os
 import time
 
 from bp.errors import BPError
+from broker.actions import settle as settling
 from broker.observe import snapshot as observe, worlds
 
-NAVIGATION_WAIT_S = 10.0
 EXPECTED_TOGGLE = {"checkbox", "radio", "switch", "menuitemcheckbox", "menuitemradio"}
-NAVIGATION_STARTS = ("Page.frameRequestedNavigation", "Page.frameStartedLoading", "Page.frameNavigated")
-# A load that ends with one of these and no new main-frame loader started no new document.
-SAME_DOCUMENT_ENDS = ("Page.frameStoppedLoading", "Page.navigatedWithinDocument", "Page.downloadWillBegin",
-                      "Browser.downloadWillBegin")
+# The navigation part of the settle lives with the rest of it (broker/actions/settle.py); its
+# names stay here for the actions that import them from this module.
+from broker.actions.settle import NAVIGATION_STARTS, NAVIGATION_WAIT_S, SAME_DOCUMENT_ENDS  # noqa: E402
+from broker.actions.settle import navigation as settle  # noqa: E402
 
 
 def _mouse(session, x, y, button, count, target=None):
@@ -38,52 +38,25 @@ def input_point(session, answer):
     return session, answer["x"], answer["y"]
 
 
-def settle(session, since, deadline, loader_before=None):
-    """After input: if it started a main-frame navigation, wait until the new document is
-    interactive. Returns "navigation" when the main document changed, None otherwise.
-    `loader_before` is the main-frame loader before the input (a fast navigation may already
-    have replaced it by the time this runs).
+SETTLING_REFUSALS = ("no_layout", "obscured")  # what an element still animating into place is refused for
+SETTLING_WAIT_S = 1.0
+SETTLING_POLL_S = 0.05
 
-    One round trip through the tab's renderer orders us after every event the input caused, so
-    no fixed sleep is needed to notice a navigation."""
-    loader_before = session.loader if loader_before is None else loader_before
-    if not session.dialog_open():
-        session.call("Runtime.evaluate", {"expression": "0", "returnByValue": True},
-                     timeout_s=max(0.1, deadline - time.monotonic()), abort=session.dialog_open)
 
-    def main_frame_navigation(method, params):
-        frame = params.get("frame") or {}
-        frame_id = params.get("frameId") or frame.get("id")
-        return method in NAVIGATION_STARTS and frame_id == session.frame_id and not frame.get("parentId")
-
-    if session.dialog_open() or session.wait_for(main_frame_navigation, since, 0) is None:
-        return None
-
-    def outcome(method, params):
-        """What the started load turned out to be: a new document (interactive), or a load that
-        ended without one — a download, a fragment or history change, a 204, a cancelled one."""
-        if params.get("frameId") != session.frame_id:
-            return False
-        if method == "Page.lifecycleEvent":
-            return params.get("name") == "DOMContentLoaded" and params.get("loaderId") != loader_before
-        if method in SAME_DOCUMENT_ENDS:
-            return session.loader == loader_before  # else the new document's DOMContentLoaded decides
-        return False
-
-    cursor = since
+def resolve_steady(broker, agent, raw, session, ref, deadline, **extra):
+    """observe.resolve for an action, waiting (at most SETTLING_WAIT_S, within the deadline) while
+    the element is refused for having no layout yet or being covered: a dialog zooming in, a
+    drawer sliding over, an overlay fading out. Any other refusal, or the same one after the
+    wait, is the action's refusal as before (nothing was dispatched)."""
+    until = min(time.monotonic() + SETTLING_WAIT_S, deadline - 2.0)
     while True:
-        found = session.next_event(outcome, cursor, max(0.0, min(NAVIGATION_WAIT_S, deadline - time.monotonic())))
-        if found is None or found[1] == "Page.lifecycleEvent":
-            break
-        if session.loader == loader_before and not session.wait_for(main_frame_navigation, found[0], 0):
-            return None  # no new document, and nothing started since
-        cursor = found[0]
-    if found is None and session.loader == loader_before:
-        return None  # a started load that did not replace the document
-    if found is None:
-        raise BPError("unknown_outcome", "The input started a navigation that did not become interactive in time.",
-                      context={"reason": "navigation_stalled"})
-    return "navigation"
+        try:
+            return observe.resolve(broker, agent, raw, session, ref, **extra)
+        except BPError as exc:
+            if exc.code != "action_not_verified" or (exc.context or {}).get("reason") not in SETTLING_REFUSALS \
+                    or time.monotonic() + SETTLING_POLL_S >= until or session.dialog_open():
+                raise
+        time.sleep(SETTLING_POLL_S)
 
 
 def download_started(broker, agent, session, since):
@@ -100,20 +73,21 @@ def click(broker, agent, raw, session, args, deadline):
     button, count = args.get("button", "left"), args.get("clickCount", 1)
     popups_before = {t for t, i in broker.browser.targets.infos.items() if i.get("openerId") == raw}
     before = role = name_before = None
+    under_before = None
     if "xy" in args:
         (x, y), target = args["xy"], session
         kind = "coordinates"
+        under_before = under_point(session, x, y)
     else:
-        answer = observe.resolve(broker, agent, raw, session, args["ref"])
+        answer = resolve_steady(broker, agent, raw, session, args["ref"], deadline)
         target, x, y = input_point(session, answer)
         before, role, name_before = answer["state"], answer["role"], answer["name"]
         kind = role if role in EXPECTED_TOGGLE or role == "option" else "control"
-    watch = Watch(broker, agent, session)
-    loader_before = session.loader
-    since = session.mark()
+    armed = settling.begin(broker, agent, session, raw)
+    loader_before, since = armed.loader, armed.since
     _mouse(session, x, y, button, count, target)  # dispatched: from here on, failures are unknown_outcome
-    navigated = settle(session, since, deadline, loader_before)
-    changes = None if navigated else watch.quiet(deadline)
+    navigated = settling.end(session, deadline)["status"] == "navigated"
+    changes = None if navigated else armed.mutations
     effects = []
     if navigated or session.loader != loader_before:
         effects.append("navigation")
@@ -149,16 +123,64 @@ def click(broker, agent, raw, session, args, deadline):
     if changes and not {"content_changed", "document_changed", "navigation", "download_started"} & set(effects):
         effects.append("content_changed")  # the page changed after the input (a menu, a panel)
     evidence["effects"] = effects
-    if kind in EXPECTED_TOGGLE and "navigation" not in effects:
+    closed = False
+    if kind in ("menuitemcheckbox", "menuitemradio") and "checked_changed" not in effects and "navigation" not in effects:
+        closed = after is None or not _shown(broker, agent, raw, session, args["ref"])
+    if closed:
+        # A menu item that closes its menu on activation: its own state is gone with it, so it
+        # cannot say whether it took; the fresh observation shows the menu button and the page.
+        evidence["status"], evidence["reason"] = "unavailable", "control_closed"
+    elif kind in EXPECTED_TOGGLE and "navigation" not in effects:
         if "checked_changed" in effects or (role == "radio" and after and after.get("checked")):
             evidence["status"] = "verified"
         else:
             evidence["status"], evidence["reason"] = "mismatch", "expected_state_unchanged"
     elif kind == "coordinates":
-        evidence["status"], evidence["reason"] = ("verified" if effects else "unavailable"), "coordinate_target"
+        under_after = under_point(session, x, y) if "navigation" not in effects and not session.dialog_open() else None
+        evidence["under"] = {"before": under_before, "after": under_after}
+        # Never verified on an empty target (the page itself under the point: the layout moved).
+        empty = under_before is None or under_before.get("tag") in ("html", "body")
+        evidence["status"] = "verified" if effects and not empty else "unavailable"
+        evidence["reason"] = "coordinate_target"
     else:
         with_effects(evidence, effects)
     return evidence
+
+
+def _shown(broker, agent, raw, session, ref):
+    """Whether the element still shows where a click could reach it (a menu that closed hides it)."""
+    try:
+        observe.resolve(broker, agent, raw, session, ref)
+    except BPError as exc:
+        return exc.code not in ("action_not_verified", "stale_ref")
+    return True
+
+
+UNDER_POINT = """(function (x, y) {
+  const el = document.elementFromPoint(x, y);
+  if (!el) return null;
+  const out = {tag: el.localName};
+  const role = el.getAttribute("role");
+  if (role) out.role = role.slice(0, 40);
+  const name = (el.getAttribute("aria-label") || (el.children.length ? "" : el.textContent) || "").trim();
+  if (name && !(el.localName === "input" && el.type === "password")) out.name = name.slice(0, 40);
+  if (el.localName === "iframe" || el.localName === "frame") out.frame = true;
+  return out;
+})"""
+
+
+def under_point(session, x, y):
+    """What a coordinate click has under its point, {tag, role?, name? (≤ 40 chars), frame?}, or
+    None (nothing, or the page could not be asked). Read in Browser Pilot's world: a field's
+    value is never read, only an element's label or its own short text."""
+    try:
+        context_id, _ = session.world(worlds.WORLD_NAME)
+        reply = session.call("Runtime.evaluate", {"expression": f"{UNDER_POINT}({float(x)}, {float(y)})",
+                                                  "contextId": context_id, "returnByValue": True}, timeout_s=5.0,
+                             abort=session.dialog_open)
+    except BPError:
+        return None
+    return ((reply or {}).get("result") or {}).get("value")
 
 
 def with_effects(evidence, effects):
@@ -233,67 +255,6 @@ def focus_script(broker, agent, session, opts, timeout_s=10.0):
     opts = dict(opts, key=worlds.world_key(agent.key))
     answer = worlds.run_in_world(session, worlds.script("focus.js"), opts, timeout_s)
     return answer or {"lost": True}
-
-
-QUIET_S = 0.12  # no DOM change for this long after an input: the page has answered it
-QUIET_MAX_S = 1.0  # a page that never stops changing (a clock, a spinner) is observed anyway
-QUIET_POLL_S = 0.03
-
-
-class Watch:
-    """DOM changes of the tab's top document from just before an input until the page is quiet.
-    Counted in Browser Pilot's world and polled from here: a background tab's timers and frames
-    are throttled, so the page's own clock is not a signal."""
-
-    def __init__(self, broker, agent, session):
-        self.broker, self.agent, self.session = broker, agent, session
-        self.loader = session.loader
-        try:
-            focus_script(broker, agent, session, {"mode": "watch"}, timeout_s=5.0)
-            self.on = True
-        except BPError:
-            self.on = False
-
-    def _count(self, stop=False):
-        """The changes counted so far: a few bytes of script per poll (the watch is focus.js's)."""
-        import json
-
-        slot = json.dumps("watch:" + worlds.world_key(self.agent.key))
-        expression = (f"(() => {{ const s = globalThis.__browserPilot || {{}}, w = s[{slot}]; if (!w) return null;"
-                      f" w.count += w.observer.takeRecords().length;"
-                      f"{' w.observer.disconnect(); delete s[' + slot + '];' if stop else ''} return w.count; }})()")
-        try:
-            context_id, _ = self.session.world(worlds.WORLD_NAME)
-            reply = self.session.call("Runtime.evaluate", {"expression": expression, "contextId": context_id,
-                                                           "returnByValue": True}, timeout_s=5.0,
-                                      abort=self.session.dialog_open)
-        except BPError:
-            return None
-        return ((reply or {}).get("result") or {}).get("value")
-
-    def quiet(self, deadline, only_if_changed=False):
-        """Wait (bounded) until the page made no DOM change for QUIET_S; returns the number of
-        changes since the watch began (None when unknown: a new document, a dialog). With
-        only_if_changed, a page that has not changed at all by now is taken as settled (typing
-        into a field changes no DOM)."""
-        session = self.session
-        if not self.on or session.dialog_open() or session.loader != self.loader:
-            return None
-        start = time.monotonic()
-        end = min(start + QUIET_MAX_S, deadline - 1.0)
-        count = self._count()
-        changed_at = start
-        if only_if_changed and count == 0:
-            end = start
-        while count is not None and time.monotonic() < end and time.monotonic() - changed_at < QUIET_S:
-            time.sleep(QUIET_POLL_S)
-            if session.dialog_open() or session.loader != self.loader:
-                return None
-            now = self._count()
-            if now != count:
-                count, changed_at = now, time.monotonic()
-        self._count(stop=True)
-        return count
 
 
 class Pin:
@@ -398,7 +359,7 @@ def type_text(broker, agent, raw, session, args, deadline):
     ends as unknown_outcome and no remaining step reaches the changed page."""
     text, clear, submit = args["text"], args.get("clear", False), args.get("submit", False)
     mark = os.urandom(6).hex()
-    answer = observe.resolve(broker, agent, raw, session, args["ref"], focus=True, clear=clear, mark=mark)
+    answer = resolve_steady(broker, agent, raw, session, args["ref"], deadline, focus=True, clear=clear, mark=mark)
     editable = answer["editable"]
     if editable.get("model"):
         # What the editor draws may be part of its text (lines out of view): count its model.
@@ -406,6 +367,7 @@ def type_text(broker, agent, raw, session, args, deadline):
         if before is not None:
             editable = dict(editable, beforeLength=before["beforeLength"])
     target = input_point(session, answer)[0]
+    settling.begin(broker, agent, session, raw)  # after the resolve's marks: those are Browser Pilot's own
     pin = Pin(session, "type", lambda: observe.resolve(broker, agent, raw, session, args["ref"],
                                                        mode="state")["state"].get("focused"))
     since, dispatched, check = pin.since, pin.dispatched, pin.check
@@ -432,7 +394,6 @@ def type_text(broker, agent, raw, session, args, deadline):
     if editable.get("editor") and not clear:
         # A code editor keeps its own cursor: type at the end of its text, as for a field.
         key_event(session, "End", "End", 35, modifiers=4 if editable["mac"] else 2, target=target)
-    watch = Watch(broker, agent, session)
     method = send_text(session, text, pin, target) if text else None
     typed = None
     if submit:
@@ -442,7 +403,7 @@ def type_text(broker, agent, raw, session, args, deadline):
         typed = read_back()
         key_event(session, "Enter", "Enter", 13, text="\r", target=target)
         dispatched.append("submit")
-    navigated = settle(session, since, deadline, pin.loader)
+    navigated = settling.end(session, deadline, debounce=bool(text) and not submit)["status"] == "navigated"
     evidence = {"action": "type", "kind": editable["kind"], "sensitive": editable["sensitive"],
                 "beforeLength": editable["beforeLength"]}
     if method:
@@ -450,7 +411,6 @@ def type_text(broker, agent, raw, session, args, deadline):
     if navigated or session.dialog_open():
         evidence.update({"status": "unavailable", "reason": "navigation" if navigated else "dialog_opened"})
         return evidence
-    watch.quiet(deadline, only_if_changed=not submit)
     readback = read_back()
     if typed is not None and readback is not None and typed["matches"] and not readback["matches"]:
         evidence.update({"expectedLength": typed["expectedLength"], "afterLength": readback["afterLength"],
@@ -491,10 +451,11 @@ def hover(broker, agent, raw, session, args, deadline):
     target, x, y = input_point(session, answer)
     before = answer["state"]
     focus_script(broker, agent, session, {"mode": "pin"})  # starts counting DOM changes
-    loader, since = session.loader, session.mark()
+    armed = settling.begin(broker, agent, session, raw)
+    loader = armed.loader
     target.call("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y},
                 timeout_s=max(0.1, min(HOVER_ACK_S, deadline - time.monotonic())), abort=session.dialog_open)
-    navigated = settle(session, since, deadline, loader)
+    navigated = settling.end(session, deadline)["status"] == "navigated"
     effects = []
     if navigated or session.loader != loader:
         effects.append("navigation")

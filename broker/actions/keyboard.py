@@ -6,7 +6,8 @@ import time
 
 from bp import keys
 from bp.errors import BPError
-from broker.actions.input import (Pin, Watch, _mouse, download_started, focus_script as _focus, key_event, send_text,
+from broker.actions import settle as settling
+from broker.actions.input import (Pin, _mouse, download_started, focus_script as _focus, key_event, send_text,
                                   settle, with_effects)
 from broker.observe.snapshot import refusal
 
@@ -61,8 +62,8 @@ def keyboard(broker, agent, raw, session, args, deadline):
     if pinned.get("readOnly"):
         raise BPError("action_not_verified", "The focused field is read-only or disabled.", retryable=True,
                       context={"reason": "readonly"})
+    settling.begin(broker, agent, session, raw)
     pin.check("focus")
-    watch = Watch(broker, agent, session)
     if clear:
         key_event(session, "a", "KeyA", 65, modifiers=4 if pinned["mac"] else 2)
         key_event(session, "Backspace", "Backspace", 8)
@@ -85,11 +86,10 @@ def keyboard(broker, agent, raw, session, args, deadline):
         typed = read_back()  # before Enter: the app may clear the field after it (see actions.type_text)
         key_event(session, "Enter", "Enter", 13, text="\r")
         pin.dispatched.append("submit")
-    navigated = settle(session, pin.since, deadline, pin.loader)
+    navigated = settling.end(session, deadline, debounce=bool(text) and not submit)["status"] == "navigated"
     if navigated or session.dialog_open():
         evidence.update({"status": "unavailable", "reason": "navigation" if navigated else "dialog_opened"})
         return evidence
-    watch.quiet(deadline, only_if_changed=not submit)
     readback = read_back()
     if typed is not None and typed["matches"] and readback is not None and not readback["matches"]:
         evidence.update({"expectedLength": typed["expectedLength"], "afterLength": readback["afterLength"],
@@ -120,8 +120,8 @@ def press(broker, agent, raw, session, args, deadline):
     except keys.KeyError_ as exc:
         raise BPError("invalid_argument", str(exc), context={"field": "key"}) from None
     pinned = _focus(broker, agent, session, {"mode": "pin"})
-    watch = Watch(broker, agent, session)
-    loader, since = session.loader, session.mark()
+    armed = settling.begin(broker, agent, session, raw)
+    loader, since = armed.loader, armed.since
     popups_before = {t for t, i in broker.browser.targets.infos.items() if i.get("openerId") == raw}
     mask = 0
     held = []
@@ -138,11 +138,9 @@ def press(broker, agent, raw, session, args, deadline):
         mask &= ~bit
         session.call("Input.dispatchKeyEvent", {"type": "keyUp", "key": key, "code": code,
                                                 "windowsVirtualKeyCode": vk, "modifiers": mask})
-    navigated = settle(session, since, deadline, loader)
-    if not navigated:
-        # As after a click: a key that activates a link starts its load (or download) in a
-        # later task than the key event, so give the page its quiet period before reporting.
-        watch.quiet(deadline)
+    # As after a click: a key that activates a link starts its load (or download) in a later
+    # task than the key event; the settle waits for what the key caused.
+    navigated = settling.end(session, deadline)["status"] == "navigated"
     effects = []
     if navigated or session.loader != loader:
         effects.append("navigation")

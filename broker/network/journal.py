@@ -59,6 +59,10 @@ MAX_POST_SHOWN = 64 * 1024
 FRAME_REFRESH_S = 0.3
 NETWORK_BUFFERS = {"maxTotalBufferSize": 16 * 1024 * 1024, "maxResourceBufferSize": 4 * 1024 * 1024}
 # Chrome writes the event's method, then its params in protocol order: requestId comes first.
+# What an acting command's settle hears (Hub.watch): requests starting and ending, and the
+# WebSocket frames the page sends (bp/janitor_pipe.py lets those through; received ones stay dropped).
+SETTLE_HEARS = frozenset({"Network.requestWillBeSent", "Network.responseReceived", "Network.loadingFinished",
+                          "Network.loadingFailed", "Network.webSocketFrameSent"})
 _REQUEST_ID = re.compile(rb'\{"method":"Network\.[A-Za-z]{1,64}","params":\{"requestId":"([^"\\]{1,128})"')
 
 
@@ -97,6 +101,28 @@ class Hub(Bounds, Interception, Console):
         self.lock = threading.RLock()
         self.states = {}  # key -> KeyState
         self._checks = None  # threads that read Chrome's answer to a rule's change (_send_checked)
+        self.settles = ()  # (tab raw id, sink) of actions settling now (broker/actions/settle.py)
+
+    # --- settle hook: an acting command hears its tab's requests and sent WebSocket frames -------
+
+    def watch(self, raw, sink):
+        """sink(method, request_id, raw_bytes_or_params, at) on the relay thread for each Network
+        event of tab `raw` (its frames included) until unwatch(sink). Cheap when nobody watches."""
+        with self.lock:
+            self.settles = self.settles + ((raw, sink),)
+
+    def unwatch(self, sink):
+        with self.lock:
+            self.settles = tuple(w for w in self.settles if w[1] != sink)  # a bound method is made anew
+
+    def _tell(self, session, method, request_id, event, at):
+        tab = session.tab_raw_id or session.raw_id
+        for raw, sink in self.settles:
+            if raw == tab:
+                try:
+                    sink(method, request_id, event, at)
+                except Exception:
+                    log.exception("settle hook failed (%s)", method)
 
     # --- state per key ---------------------------------------------------------------------------
 
@@ -246,6 +272,8 @@ class Hub(Bounds, Interception, Console):
 
     def _network(self, session, method, params):
         """A Network event parsed already (Targets could not route it raw): applied at once."""
+        if self.settles and method in SETTLE_HEARS:
+            self._tell(session, method, params.get("requestId"), params, time.monotonic())
         if method not in JOURNALED:
             return
         state = self._owner_state(session)
@@ -271,6 +299,10 @@ class Hub(Bounds, Interception, Console):
         """Relay thread, a Network event of a tab session as Chrome's bytes (broker/browser/targets.py):
         routed by its request id alone and kept unparsed until the journal is read. True when
         consumed; False to have it parsed and delivered as usual."""
+        if self.settles and method in SETTLE_HEARS:
+            found = _REQUEST_ID.match(raw, 0, 512)
+            if found is not None:
+                self._tell(session, method, found.group(1).decode(), raw, time.monotonic())
         if method not in JOURNALED:
             return True  # nobody reads it
         found = _REQUEST_ID.match(raw, 0, 512)

@@ -84,14 +84,25 @@ def _tab_to_open(broker, agent, request):
 
 @handler(protocol.OP_OPEN, pick=_tab_to_open, reloads=True)
 def open_url(tab):
+    from broker.actions import settle
+
     session = tab.session
     blocked_before, requests_before = session.blocked_navigations, session.blocked_requests
-    result = session.navigate(tab.args["url"], timeout_s=tab.remaining(floor=1.5) - 0.5)
-    blocked = session.blocked_navigations > blocked_before
-    if blocked and result.get("navigationError"):
-        # The document itself was stopped in the browser (bp/policy.py): refused.
-        _refuse_open(tab, _bounds_refusal(session, tab.args["url"]))
-    observation = _observe_opened(tab, session, result)
+    requests = settle.heard_from_now(tab.broker, tab.raw)  # the app's own fetches count from the navigation on
+    try:
+        result = session.navigate(tab.args["url"], timeout_s=tab.remaining(floor=1.5) - 0.5)
+        blocked = session.blocked_navigations > blocked_before
+        if blocked and result.get("navigationError"):
+            # The document itself was stopped in the browser (bp/policy.py): refused.
+            _refuse_open(tab, _bounds_refusal(session, tab.args["url"]))
+        if not result and not session.dialog_open():
+            record = settle.after_load(tab.broker, tab.agent, session, tab.raw, requests, tab.deadline)
+        else:
+            record = None
+    finally:
+        if requests is not None:
+            requests.close()
+    observation = _observe_opened(tab, session, result, record)
     stopped = session.blocked_requests > requests_before
     if (blocked or stopped) and observation.get("evidence") is None and "dialog" not in observation:
         # The document loaded; only requests it made were stopped (origins.subresources): that is
@@ -130,7 +141,7 @@ def _refuse_open(tab, error):
     raise error
 
 
-def _observe_opened(tab, session, result):
+def _observe_opened(tab, session, result, record):
     observation = None
     if not result.get("dialog"):
         try:
@@ -148,9 +159,29 @@ def _observe_opened(tab, session, result):
         return {"evidence": {"action": "navigate", "status": "unavailable", "reason": "dialog_opened",
                              "effects": ["dialog_opened"]}, "dialog": dialogs.brief(session)}
     if result.get("navigationError"):
-        observation["evidence"] = {"action": "navigate", "status": "mismatch",
-                                   "navigationError": result["navigationError"]}
+        raise navigation_failed(tab.args["url"], result["navigationError"], observation)
+    if record is not None and record["status"] != "quiet":
+        # What the open waited for after the load (docs/commands.md "Settle"); a page that asked
+        # for nothing more keeps the observation's shape as it was.
+        observation["settle"] = record
     return observation
+
+
+ERROR_PAGE_ELEMENTS = 10  # of the browser's error page, kept in the failure's context
+
+
+def navigation_failed(url, error, observation):
+    """`bp open` of a URL the browser could not load: a retryable failure (exit 1), never an
+    ok answer with the browser's error page. The error page's observation stays in the context
+    (Chrome's "Reload" button is a ref the Agent may use); the URL is shown as origin and path."""
+    from bp.errors import remediation
+    from broker.actions.settle import redacted_url
+
+    seen = {k: observation[k] for k in ("title", "url") if k in observation}
+    seen["elements"] = (observation.get("elements") or [])[:ERROR_PAGE_ELEMENTS]
+    return BPError("navigation_failed", f"The browser could not load the page ({error}).", retryable=True,
+                   context={"url": redacted_url(url), "navigationError": error, "observation": seen},
+                   remediation=remediation("check_url_or_site"))
 
 
 @handler(protocol.OP_CLOSE)

@@ -96,6 +96,7 @@ class FrameSessions(Session):
     fetch_state = None  # the Fetch interception sent to this session (broker/network/journal.py)
     fetch_refreshed = False  # an iframe's Fetch.enable sent again after its first commit (journal)
     runtime_enabled = False  # Runtime events on for the console journal (journal)
+    settling = None  # the settle armed for the action running on this tab (broker/actions/settle.py)
     network_enabled = False  # Network events on for the request journal (journal)
     annotation_world = None  # (loader, context id) of the annotated screenshot's world (broker/files/media.py)
     listener_nodes = None  # (document, nodes) marked as pointer-listener targets (broker/observe/snapshot.py)

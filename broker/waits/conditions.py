@@ -18,7 +18,14 @@ Conditions:
   as `bp dialogs` lists it.
 - popup: a tab opened by this tab that this Agent has not been shown yet (`bp tabs`, an earlier
   wait): acting first and then waiting does not race. Matched: `{title, url, origin,
-  profileContextId}` plus its `index` and `targetId` for `bp tab`.
+  profileContextId}` plus its `index` and `targetId` for `bp tab`. It matches once the popup's
+  first navigation has committed and its title is read (so url and title are the popup's own),
+  or after POPUP_BLANK_S of a popup that stays blank or untitled.
+- idle (our addition, issue 25): no request of the tab pending and no DOM change (top document
+  and same-origin frames) for IDLE_S — for answers no action caused (an app's own fetches after
+  load). WebSocket, EventSource, beacons and requests open longer than the settle's bound (long
+  polls) are not waited for; matched says how many such were left: `{url, title, quietMs,
+  longLived?}`. A page that never stops changing (a clock) is not idle: it times out.
 - download: a download the tab began that no earlier wait of this Agent reported (its begin is
   looked for in the tab session's bounded event buffer), once Chrome finished it and Browser
   Pilot copied it: matched is its `bp downloads` row. A download that ends otherwise (canceled,
@@ -37,7 +44,7 @@ from broker.tabs import routing
 from broker.tabs.session import session_for
 from broker.browser.targets import eligible
 
-CONDITIONS = ("url", "text", "selector", "dialog", "download", "popup")
+CONDITIONS = ("url", "text", "selector", "dialog", "download", "popup", "idle")
 DEFAULT_INTERVAL_MS = 250
 SLICE_S = 0.05  # how often the loop looks at cancellation and the deadline between probes
 PROBE_S = 5.0  # at most this long per in-page probe (queued behind the tab's commands included)
@@ -226,6 +233,9 @@ class DownloadProbe(Probe):
         return True
 
 
+POPUP_BLANK_S = 2.0  # a popup still at about:blank (or untitled) this long is reported as it is
+
+
 class PopupProbe(Probe):
     """A tab whose opener is this tab and that this Agent has not been shown yet (by 'bp tabs',
     an earlier wait…): one that opened just before the wait counts too."""
@@ -237,19 +247,148 @@ class PopupProbe(Probe):
 
     def start(self):
         self.seen = {raw for raw in self._popups() if raw in self.agent.opaque}
+        self.first_seen = {}  # popup -> when it was first seen not yet committed or untitled
+
+    def _committed(self, raw, info, row=None):
+        """The popup's first navigation has committed (its url is its own, not the initial
+        about:blank) and its title is read — or it stayed so for POPUP_BLANK_S (a popup that
+        really is blank, a page without a title)."""
+        first = self.first_seen.setdefault(raw, time.monotonic())
+        if time.monotonic() - first >= POPUP_BLANK_S:
+            return True
+        url = (info.get("url") or "")
+        if not url or url == "about:blank":
+            return False
+        return row is None or bool(row.get("title")) and row.get("title") != row.get("url")
 
     def poll(self):
         for raw, info in sorted(self._popups().items(), key=lambda row: row[1].get("seq", 0)):
             if raw not in self.seen and eligible(info):
+                if not self._committed(raw, info):
+                    continue
                 row = tab_row(self.broker, self.agent, raw)  # shows it to this Agent (opaque id)
-                if row is None:
+                if row is None or not self._committed(raw, info, row):
                     continue
                 return {**{k: row[k] for k in TAB_FIELDS}, "index": row["index"], "targetId": row["targetId"]}
         return None
 
 
+IDLE_S = 0.5  # nothing pending and no DOM change this long: the page is idle (Playwright's networkidle: 500 ms)
+
+
+class IdleProbe(Probe):
+    """Requests of the tab (the journal's entries open now, and those heard from the wait on)
+    and the DOM change counter of broker/actions/settle.py, polled on the tab's worker."""
+
+    def start(self):
+        from broker.actions import settle
+
+        self.settle = settle
+        self.session = _ensure_session(self.broker, self.raw, self.request)
+        self.requests = settle.Requests(self.broker.network_hub, self.raw)
+        self.earlier = self._open_entries()  # requests already open when the wait began
+        self.tracker = self.loader = None
+        self.idle_since = None
+
+    def _open_entries(self):
+        hub = self.broker.network_hub
+        state = hub.state(self.agent, create=False)
+        if state is None:
+            return []
+        with hub.lock:
+            entries = list(hub.materialized(state))
+        tab = self.raw
+        return [e for e in entries if not e.finished and (e.session.tab_raw_id or getattr(e.session, "raw_id", None)) == tab]
+
+    def _pending(self):
+        """(open requests awaited, long-lived ones not awaited)."""
+        settle, hub, now = self.settle, self.broker.network_hub, time.monotonic()
+        awaited, overdue = self.requests.pending(now)
+        state = hub.state(self.agent, create=False)
+        with hub.lock:
+            if state is not None:
+                for entry in self.earlier:
+                    hub._materialize(state, entry)  # its end may still be raw bytes
+        self.earlier = [e for e in self.earlier if not e.finished]
+        waited = [e for e in self.earlier if e.type not in settle.IGNORED_TYPES
+                  and now - e.started_mono < settle.REQUEST_BOUND_S]
+        return len(awaited) + len(waited), len(overdue) + len(self.earlier) - len(waited) + self.requests.ignored
+
+    def _dom_quiet_ms(self):
+        """Milliseconds since the last DOM change (since the tracker began, if none), or None."""
+        settle, session = self.settle, self.session
+
+        def run(worker):
+            if session.dialog_open():
+                return None
+            if self.tracker is None or self.loader != session.loader:
+                self.loader = session.loader
+                reply = session.call("Runtime.evaluate", {
+                    "expression": f"{settle.ARM}({settle.TIMER_MAX_MS}, {settle.FRAME_WAIT_MS}, {settle.TIMER_SLACK_MS})",
+                    "silent": True}, timeout_s=PROBE_S)
+                self.tracker = ((reply or {}).get("result") or {}).get("objectId")
+                if self.tracker is None:
+                    return None
+                session.call("Runtime.callFunctionOn", {"objectId": self.tracker, "silent": True,
+                                                        "functionDeclaration": "function () { this.disarm(); }"},
+                             timeout_s=PROBE_S)
+            reply = session.call("Runtime.callFunctionOn", {
+                "objectId": self.tracker, "functionDeclaration": "function () { return this.poll(); }",
+                "returnByValue": True, "silent": True}, timeout_s=PROBE_S)
+            value = ((reply or {}).get("result") or {}).get("value")
+            if value is None:
+                self.tracker = None
+                return None
+            return value.get("quietMs", 0)
+
+        try:
+            return self.broker.browser.workers.run(self.raw, run, timeout_s=min(PROBE_S, max(0.1, self.request.remaining())))
+        except BPError as exc:
+            if exc.code in TRANSIENT or exc.code == "target_crashed":
+                self.tracker = None
+                return None
+            raise
+
+    def poll(self):
+        pending, longlived = self._pending()
+        quiet_ms = self._dom_quiet_ms()
+        now = time.monotonic()
+        if pending or quiet_ms is None:
+            self.idle_since = None  # the network must be idle for IDLE_S too, not just now
+            return None
+        if self.idle_since is None:
+            self.idle_since = now
+        if quiet_ms < IDLE_S * 1000 or now - self.idle_since < IDLE_S:
+            return None
+        session = self.session
+        try:
+            state = self.broker.browser.workers.run(self.raw, lambda worker: session.page_state(),
+                                                    timeout_s=min(PROBE_S, max(0.1, self.request.remaining())))
+        except BPError as exc:
+            if exc.code in TRANSIENT:
+                return None
+            raise
+        matched = {"url": state["url"], "title": state["title"], "quietMs": int(quiet_ms)}
+        if longlived:
+            matched["longLived"] = longlived
+        return matched
+
+    def idle(self, seconds):
+        time.sleep(min(seconds, self.settle.POLL_S * 4))
+        return True
+
+    def stop(self):
+        self.requests.close()
+        if self.tracker is not None:
+            try:
+                self.session.send_nowait("Runtime.callFunctionOn", {
+                    "objectId": self.tracker, "functionDeclaration": "function () { this.stop(); }"})
+            except BPError:
+                pass
+
+
 PROBES = {"url": UrlProbe, "text": PageProbe, "selector": PageProbe, "dialog": DialogProbe,
-          "download": DownloadProbe, "popup": PopupProbe}
+          "download": DownloadProbe, "popup": PopupProbe, "idle": IdleProbe}
 
 
 def wait(broker, request):
@@ -262,6 +401,13 @@ def wait(broker, request):
     started = time.monotonic()
     probe = PROBES[condition](broker, agent, raw, request)
     probe.start()
+    try:
+        return _loop(broker, request, condition, interval, raw, generation, started, probe)
+    finally:
+        getattr(probe, "stop", lambda: None)()
+
+
+def _loop(broker, request, condition, interval, raw, generation, started, probe):
     next_probe = started
     while True:
         _cancelled(request)

@@ -10,7 +10,7 @@ from bp.errors import invalid_argument
 from cli import client, signals
 from cli.output import escape, finish
 
-FLAGS = ("dialog", "download", "popup")
+FLAGS = ("dialog", "download", "popup", "idle")
 
 
 def _render(r):
@@ -29,6 +29,9 @@ def _render(r):
         return f"{head}: {m.get('totalMatches')} element(s), first <{escape(element.get('tagName', ''))}>"
     if condition == "dialog":
         return f"{head}: {escape(m.get('type'))} dialog {m.get('dialogId')} (answer: bp dialog {m.get('dialogId')} --accept|--dismiss)"
+    if condition == "idle":
+        return f"{head}: no request pending and the page unchanged for {m.get('quietMs')} ms" + (
+            f" ({m['longLived']} long-lived connection(s) not waited for)" if m.get("longLived") else "")
     if condition == "popup":
         return f"{head}: {m.get('targetId')} {escape(m.get('url', ''))} (select: bp tab {m.get('targetId')})"
     line = f"{head}: {m.get('index')}. {escape(m.get('fileName') or '(no file name suggested)')} [{m.get('state')}]"
@@ -42,15 +45,17 @@ def _render(r):
 @click.option("--dialog", is_flag=True, help="A JavaScript dialog is pending on the tab.")
 @click.option("--download", is_flag=True, help="A download the tab began, that no earlier wait reported, has finished.")
 @click.option("--popup", is_flag=True, help="The tab opened a tab (popup) this Agent has not been shown yet.")
+@click.option("--idle", is_flag=True, help="The page is idle: no request pending and no DOM change for 0.5 s "
+              "(WebSocket, EventSource and requests open over 5 s are not waited for).")
 @click.option("--interval", type=click.IntRange(100, 5000), default=250, show_default=True, metavar="MS",
               help="Polling interval in milliseconds (100-5000).")
 @click.option("--timeout", "timeout_ms", type=click.IntRange(protocol.TIMEOUT_MIN_MS, protocol.TIMEOUT_MAX_MS),
               metavar="MS", help="How long to wait, in milliseconds (1-300000; default: the global --timeout "
               f"if given, else {protocol.WAIT_TIMEOUT_DEFAULT_MS}).")
-def wait(url, text, selector, dialog, download, popup, interval, timeout_ms):
+def wait(url, text, selector, dialog, download, popup, idle, interval, timeout_ms):
     """Wait until one condition holds on the selected tab, at most --timeout (default 30 s).
 
-    Give exactly one of --url, --text, --selector, --dialog, --download, --popup. A condition
+    Give exactly one of --url, --text, --selector, --dialog, --download, --popup, --idle. A condition
     already true when the wait starts succeeds at once: --popup reports a popup of the tab that
     this Agent has not been shown yet ('bp tabs' shows it), --download a download of the tab
     that no earlier wait reported, so acting first and then waiting does not race. Waiting
@@ -72,11 +77,14 @@ def wait(url, text, selector, dialog, download, popup, interval, timeout_ms):
       bp wait --dialog && bp dialogs
       bp click 4 && bp wait --popup
       bp click 7 && bp wait --download
+      bp open https://app.example && bp wait --idle
     """
     given = {k: v for k, v in (("url", url), ("text", text), ("selector", selector)) if v is not None}
-    given.update({k: True for k, v in (("dialog", dialog), ("download", download), ("popup", popup)) if v})
+    given.update({k: True for k, v in (("dialog", dialog), ("download", download), ("popup", popup), ("idle", idle))
+                  if v})
     if len(given) != 1:
-        raise invalid_argument("condition", "Give exactly one of --url, --text, --selector, --dialog, --download, --popup.",
+        raise invalid_argument("condition", "Give exactly one of --url, --text, --selector, --dialog, --download, --popup, "
+                               "--idle.",
                                given=sorted(given))
     for name in ("url", "text", "selector"):
         if name in given and not given[name].strip():

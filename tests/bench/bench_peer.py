@@ -30,6 +30,13 @@ PY = sys.executable
 FORM = ("<form>" + "".join(f"<label>Field {i} <input name=f{i}></label>" for i in range(25))
         + "".join(f"<button type=button>Btn {i}</button>" for i in range(25)) + "</form>")
 BIG = "".join(f"<button>Item {i}</button>" for i in range(10_000))
+# Issue 25: a step whose answer comes from a request (400 ms), rendered as a new button: is the
+# answer in the step's own observation? Each click adds "Answer N" (N counts the clicks).
+FETCHING = ("<script>let n = 0; function go() { n++; const k = n; fetch('/slow?wait=0.4&group=bench')"
+            ".then(r => r.text()).then(() => { const b = document.createElement('button'); b.textContent = 'Answer ' + k;"
+            " document.getElementById('out').appendChild(b); }); }</script>"
+            + "".join(f"<button>Filler {i}</button>" for i in range(20))
+            + "<button onclick='go()'>Fetch</button><div id=out></div>")
 
 
 def run(args, env, capture=False):
@@ -104,26 +111,34 @@ def main():
         chromium, pages = rig.chromium, rig.pages
         home, env = rig.home(connect=False)
         form, big = pages.page(FORM, title="form50"), pages.page(BIG, title="big10k")
+        fetching = pages.page(FETCHING, title="fetching")
         peer = None
         try:
             try:
                 peer = AgentBrowser(args.agent_browser_version, chromium_path)
                 peer("form", "open", form)
                 peer("big", "open", big)
+                peer("fetching", "open", fetching)
             except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
                 print(f"agent-browser not measured: {exc}")
                 peer = None
             subprocess.run([helpers.BP, "connect"], env=env, stdout=subprocess.DEVNULL, check=True)
             subprocess.run([helpers.BP, "open", "--new", big], env=env, stdout=subprocess.DEVNULL, check=True)
+            subprocess.run([helpers.BP, "open", "--new", fetching], env=env, stdout=subprocess.DEVNULL, check=True)
+            bp_fetch = bp_ref(env, "Fetch")
             subprocess.run([helpers.BP, "open", "--new", form], env=env, stdout=subprocess.DEVNULL, check=True)
             tabs = json.loads(subprocess.run([helpers.BP, "tabs"], env=env, capture_output=True, text=True).stdout)["tabs"]
             form_tab = str([t["index"] for t in tabs if t["url"].endswith("title=form50")][0])
             big_tab = str([t["index"] for t in tabs if t["url"].endswith("title=big10k")][0])
+            fetch_tab = str([t["index"] for t in tabs if t["url"].endswith("title=fetching")][0])
+            answered = {"peer": 0, "bp": 0}  # fetch-caused steps whose own observation shows the answer
+            clicks = {"peer": 0, "bp": 0}
             bp_button = bp_ref(env, "Btn 3")
             rows = {name: {"peer": [], "bp": []} for name in (
                 "Agent step: click + fresh observation, 50-element page", "snapshot, 50-element form",
                 "the same step with another tab in front", "snapshot, 10,000 elements, all listed",
-                "the same at the default limit", "bp status / python -I -c 'import json'")}
+                "the same at the default limit", "bp status / python -I -c 'import json'",
+                "fetch-caused step: click + observation (answer after 400 ms)")}
             for index in range(args.runs + 1):  # the first round warms up and is not counted
                 sample = {}
                 if peer:
@@ -151,6 +166,19 @@ def main():
                         sample[("the same step with another tab in front", "peer")] = click + observe
                         urllib.request.urlopen(f"http://127.0.0.1:{port}/json/close/{front}", timeout=10).read()
                     sample[("snapshot, 10,000 elements, all listed", "peer")] = peer("big", "snapshot", "-i")[0]
+                step = "fetch-caused step: click + observation (answer after 400 ms)"
+                if peer:
+                    ref = peer.ref("fetching", "Fetch")
+                    click, _ = peer("fetching", "click", ref)
+                    observe, out = peer("fetching", "snapshot", "-i", capture=True)
+                    sample[(step, "peer")] = click + observe
+                    clicks["peer"] += 1
+                    answered["peer"] += f'"Answer {clicks["peer"]}"' in (out or "")
+                subprocess.run([helpers.BP, "tab", fetch_tab], env=env, stdout=subprocess.DEVNULL)
+                ms, out = run([helpers.BP, "click", bp_fetch], env, capture=True)
+                sample[(step, "bp")] = ms
+                clicks["bp"] += 1
+                answered["bp"] += f'"Answer {clicks["bp"]}"' in (out or "")
                 subprocess.run([helpers.BP, "tab", big_tab], env=env, stdout=subprocess.DEVNULL)
                 sample[("snapshot, 10,000 elements, all listed", "bp")] = run([helpers.BP, "snapshot", "--limit", "10000"],
                                                                               env)[0]
@@ -174,6 +202,15 @@ def main():
             fg = statistics.median(rows["Agent step: click + fresh observation, 50-element page"]["bp"])
             bg = statistics.median(rows["the same step with another tab in front"]["bp"])
             print(f"Browser Pilot background-tab step / foreground step: {bg / fg:.2f}")
+            snap = statistics.median(rows["snapshot, 50-element form"]["bp"])
+            print(f"Browser Pilot no-op click + observation / bp snapshot: {fg / snap:.2f} (goal <= 1.2)")
+            if rows["Agent step: click + fresh observation, 50-element page"]["peer"]:
+                peer_step = statistics.median(rows["Agent step: click + fresh observation, 50-element page"]["peer"])
+                print(f"Browser Pilot no-op step / agent-browser click + snapshot -i: {fg / peer_step:.2f} (goal <= 1.5)")
+            for side, name in (("bp", "Browser Pilot"), ("peer", "agent-browser")):
+                if clicks[side]:
+                    print(f"{name}: the fetch-caused step's own observation showed the answer in "
+                          f"{answered[side]} of {clicks[side]} runs (warm-up included)")
         finally:
             if peer:
                 peer.close()

@@ -1,0 +1,475 @@
+"""The settle of an acting command: wait for what the action caused, not for a clock.
+
+Every command that acts (click, type, keyboard, press, hover, select, dropdown, upload, scroll,
+each step of `bp batch`) brackets its dispatch with one `Settle`:
+
+    settle = Settle(broker, agent, session)   # just before the first input event
+    ...dispatch...
+    record = settle.wait(deadline)            # the evidence's "settle"
+
+What counts as caused, and how it is seen:
+- a main-frame navigation (navigation() below): waited for until the new
+  document is interactive -> status "navigated";
+- the requests the page started from the dispatch on (the network journal's settle hook,
+  broker/network/journal.py Hub.watch), except WebSocket, EventSource and beacons (they stay
+  open or need no answer) and requests still open REQUEST_BOUND_S after they started: those are
+  reported as pending, never awaited;
+- timers (setTimeout up to TIMER_MAX_MS) and animation frames the page scheduled while the input
+  was being dispatched: the page's setTimeout / requestAnimationFrame are wrapped for the
+  dispatch only and restored at the first poll (a timer scheduled later, a setInterval clock, a
+  longer timeout are not causes);
+- DOM changes of the top document and its same-origin frames (a MutationObserver counter);
+- WebSocket frames the page sent while the input was dispatched: each waits (up to WS_ANSWER_S)
+  for the DOM change that answers it (received frames are dropped before the broker for their
+  volume, so the answer is read from its effect on the page); a page that sends frames on its own
+  later in the settle (a heartbeat, a ticker) has none of them awaited;
+- a dialog (answers at once: the page is blocked), a popup, a download (effects, not waited for).
+
+The answer comes as soon as nothing caused is pending and the DOM has been quiet for QUIET_S
+since its last change; an action whose first poll shows no change and nothing pending answers at
+once (status "quiet"). Debounced fields get a grace (DEBOUNCE_GRACE_S): text typed into a search
+box, a combobox or a field with a suggestion list, with nothing else pending, waits that long for
+a request or a DOM change to start (a debounce whose timer the wrapper did not see: a library that
+kept its own setTimeout reference). Figures: tests/bench/bench_settle.py.
+
+The record: {"status": settled|quiet|capped|navigated, "waitedMs": n, "pending": {...}} — pending
+only when capped: counts per kind and up to PENDING_URLS redacted URLs (origin and path).
+"""
+
+import json
+import threading
+import time
+from urllib.parse import urlsplit
+
+from bp.errors import BPError
+
+QUIET_S = 0.05  # the DOM unchanged this long after its last change (and nothing pending): settled
+POLL_S = 0.025
+TIMER_MAX_MS = 1000  # a longer setTimeout is a poll or a clock, not the action's answer
+TIMER_SLACK_MS = 50  # a wrapped timer not fired this long past its due time was cleared (a debounce)
+FRAME_WAIT_MS = 100  # an animation frame a hidden tab never runs
+REQUEST_BOUND_S = 5.0  # a caused request still open after this is reported, not awaited (long poll)
+BODY_WAIT_S = 0.3  # a response's body still open this long after its headers: a stream, or never read
+WS_ANSWER_S = 2.0  # a frame the page sent waits this long for the DOM change that answers it
+DEBOUNCE_GRACE_S = 0.5  # typed into a search box: time for the debounce to start its request
+SETTLE_MAX_S = 8.0  # the whole settle, besides the command's deadline
+OBSERVE_RESERVE_S = 1.0  # kept for the observation after the settle
+PENDING_URLS = 3
+NAVIGATION_WAIT_S = 10.0
+NAVIGATION_STARTS = ("Page.frameRequestedNavigation", "Page.frameStartedLoading", "Page.frameNavigated")
+# A load that ends with one of these and no new main-frame loader started no new document.
+SAME_DOCUMENT_ENDS = ("Page.frameStoppedLoading", "Page.navigatedWithinDocument", "Page.downloadWillBegin",
+                      "Browser.downloadWillBegin")
+IGNORED_TYPES = frozenset({"websocket", "eventsource", "ping", "cspviolationreport", "media"})  # media: a <video> streams in ranges
+
+# Runs in the page's own world (the timers to wrap are the page's); the tracker is reached by its
+# object id only, never by a global name. performance.now() is the page's clock.
+ARM = """(function (timerMax, frameWait, slack) {
+  const w = window, ST = w.setTimeout, RAF = w.requestAnimationFrame, MC = w.MessageChannel, MO = w.MutationObserver;
+  const now = () => performance.now();
+  const t = {armed: true, timers: [], mutations: 0, last: 0, observers: [], t0: now()};
+  const count = (records) => { t.mutations += records.length; t.last = now(); };
+  const watch = (doc, depth) => {
+    try {
+      const o = new MO(count);
+      o.observe(doc, {subtree: true, childList: true, attributes: true, characterData: true});
+      t.observers.push(o);
+      if (depth < 3) for (const f of doc.querySelectorAll("iframe,frame")) {
+        let d = null; try { d = f.contentDocument; } catch (e) {}
+        if (d) watch(d, depth + 1);
+      }
+    } catch (e) {}
+  };
+  watch(document, 0);
+  const timeout = function (fn, delay) {
+    const ms = Number(delay) || 0;
+    if (t.armed && typeof fn === "function" && ms <= timerMax) {
+      const rec = {due: now() + ms, fired: false};
+      t.timers.push(rec);
+      const args = Array.prototype.slice.call(arguments, 2);
+      return ST.call(w, function () { rec.fired = true; return fn.apply(this, args); }, delay);
+    }
+    return ST.apply(w, arguments);
+  };
+  const frame = function (fn) {
+    if (t.armed && typeof fn === "function") {
+      const rec = {due: now() + frameWait, fired: false, frame: true};
+      t.timers.push(rec);
+      return RAF.call(w, function (ts) { rec.fired = true; return fn.call(this, ts); });
+    }
+    return RAF.apply(w, arguments);
+  };
+  // A message posted while armed (React's scheduler renders so) asks for one task turn first.
+  const MP = w.MessagePort && w.MessagePort.prototype, PM = MP && MP.postMessage, WPM = w.postMessage;
+  const posting = function () { if (t.armed) t.posted = true; return PM.apply(this, arguments); };
+  const windowPosting = function () { if (t.armed) t.posted = true; return WPM.apply(this, arguments); };
+  if (typeof ST === "function") w.setTimeout = timeout;
+  if (typeof RAF === "function") w.requestAnimationFrame = frame;
+  if (typeof PM === "function") MP.postMessage = posting;
+  if (typeof WPM === "function") w.postMessage = windowPosting;
+  t.disarm = () => {
+    if (!t.armed) return;
+    t.armed = false;
+    if (w.setTimeout === timeout) w.setTimeout = ST;
+    if (w.requestAnimationFrame === frame) w.requestAnimationFrame = RAF;
+    if (MP && MP.postMessage === posting) MP.postMessage = PM;
+    if (w.postMessage === windowPosting) w.postMessage = WPM;
+  };
+  t.poll = () => {
+    for (const o of t.observers) { const r = o.takeRecords(); if (r.length) count(r); }
+    const n = now();
+    let timers = 0, frames = 0;
+    for (const r of t.timers) if (!r.fired && n < r.due + slack) { if (r.frame) frames++; else timers++; }
+    return {mutations: t.mutations, quietMs: t.mutations ? n - t.last : n - t.t0, timers: timers, frames: frames,
+      debounced: t.debounced};
+  };
+  t.first = () => {
+    t.disarm();
+    // A render a framework scheduled with postMessage (React's scheduler) runs before the first
+    // look: one task turn, only then (in a page in front it may wait for a frame to be drawn).
+    if (!t.posted || typeof MC !== "function") return t.poll();
+    return new Promise((resolve) => { const c = new MC(); c.port1.onmessage = () => resolve(t.poll()); c.port2.postMessage(0); });
+  };
+  t.stop = () => { t.disarm(); for (const o of t.observers) o.disconnect(); t.observers = []; };
+  const el = document.activeElement;
+  const role = el && el.getAttribute ? (el.getAttribute("role") || "") : "";
+  t.debounced = !!(el && (el.type === "search" || role === "combobox" || role === "searchbox" ||
+    (el.hasAttribute && (el.hasAttribute("list") || el.hasAttribute("aria-autocomplete")))));
+  return t;
+})"""
+
+
+def redacted_url(url):
+    """Origin and path of a URL: its query and fragment may hold what was typed."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return ""
+    if parts.scheme in ("data", "blob"):
+        return parts.scheme + ":"
+    path = parts.path if len(parts.path) <= 120 else parts.path[:120] + "…"
+    return f"{parts.scheme}://{parts.hostname or ''}{(':' + str(parts.port)) if parts.port else ''}{path}" + \
+        ("?…" if parts.query else "")
+
+
+def navigation(session, since, deadline, loader_before=None, round_trip=True):
+    """After input: if it started a main-frame navigation, wait until the new document is
+    interactive. Returns "navigation" when the main document changed, None otherwise.
+    `loader_before` is the main-frame loader before the input (a fast navigation may already
+    have replaced it by the time this runs).
+
+    One round trip through the tab's renderer orders us after every event the input caused, so
+    no fixed sleep is needed to notice a navigation."""
+    loader_before = session.loader if loader_before is None else loader_before
+    if round_trip and not session.dialog_open():  # (the settle's first look is its round trip)
+        session.call("Runtime.evaluate", {"expression": "0", "returnByValue": True},
+                     timeout_s=max(0.1, deadline - time.monotonic()), abort=session.dialog_open)
+
+    def main_frame_navigation(method, params):
+        frame = params.get("frame") or {}
+        frame_id = params.get("frameId") or frame.get("id")
+        return method in NAVIGATION_STARTS and frame_id == session.frame_id and not frame.get("parentId")
+
+    if session.dialog_open() or session.wait_for(main_frame_navigation, since, 0) is None:
+        return None
+
+    def outcome(method, params):
+        """What the started load turned out to be: a new document (interactive), or a load that
+        ended without one — a download, a fragment or history change, a 204, a cancelled one."""
+        if params.get("frameId") != session.frame_id:
+            return False
+        if method == "Page.lifecycleEvent":
+            return params.get("name") == "DOMContentLoaded" and params.get("loaderId") != loader_before
+        if method in SAME_DOCUMENT_ENDS:
+            return session.loader == loader_before  # else the new document's DOMContentLoaded decides
+        return False
+
+    cursor = since
+    while True:
+        found = session.next_event(outcome, cursor, max(0.0, min(NAVIGATION_WAIT_S, deadline - time.monotonic())))
+        if found is None or found[1] == "Page.lifecycleEvent":
+            break
+        if session.loader == loader_before and not session.wait_for(main_frame_navigation, found[0], 0):
+            return None  # no new document, and nothing started since
+        cursor = found[0]
+    if found is None and session.loader == loader_before:
+        return None  # a started load that did not replace the document
+    if found is None:
+        raise BPError("unknown_outcome", "The input started a navigation that did not become interactive in time.",
+                      context={"reason": "navigation_stalled"})
+    return "navigation"
+
+
+class Requests:
+    """The requests and sent WebSocket frames of one tab from now on, heard live from the journal."""
+
+    def __init__(self, hub, raw):
+        self.hub = hub
+        self.lock = threading.Lock()
+        self.open = {}  # request id -> (started, url)
+        self.answered = {}  # request id -> when its response headers came (its body may never be read)
+        self.started = 0
+        self.ignored = 0  # WebSocket, EventSource, beacons started
+        self.frames = []  # monotonic times of WebSocket frames sent
+        self.last_end = None
+        hub.watch(raw, self.heard)
+
+    def heard(self, method, request_id, event, at):
+        if method == "Network.webSocketFrameSent":
+            with self.lock:
+                self.frames.append(at)
+            return
+        if method == "Network.responseReceived":
+            with self.lock:
+                if request_id in self.open:
+                    self.answered[request_id] = at
+            return
+        if method != "Network.requestWillBeSent":
+            with self.lock:
+                if self.open.pop(request_id, None) is not None:
+                    self.last_end = at
+                self.answered.pop(request_id, None)
+            return
+        params = event if isinstance(event, dict) else (json.loads(event).get("params") or {})
+        kind = str(params.get("type") or "other").lower()
+        url = str((params.get("request") or {}).get("url") or "")
+        if kind == "other" and url.split("?", 1)[0].endswith("/favicon.ico"):
+            return  # the browser's own fetch of the tab's icon, not the page's answer
+        with self.lock:
+            if request_id in self.open:
+                return  # a redirect: the same request goes on
+            if kind in IGNORED_TYPES:
+                self.ignored += 1
+                return
+            self.started += 1
+            self.open[request_id] = (at, url)
+
+    def pending(self, now):
+        """(awaited, overdue): open requests younger than REQUEST_BOUND_S, and older ones. A request
+        whose response came BODY_WAIT_S ago and whose body is still open is answered (a body the
+        page never reads ends only when it does; a stream never ends)."""
+        with self.lock:
+            rows = [row for rid, row in self.open.items()
+                    if rid not in self.answered or now - self.answered[rid] < BODY_WAIT_S]
+        awaited = [r for r in rows if now - r[0] < REQUEST_BOUND_S]
+        return awaited, [r for r in rows if now - r[0] >= REQUEST_BOUND_S]
+
+    def close(self):
+        self.hub.unwatch(self.heard)
+
+
+class Settle:
+    """One action's settle: armed before its dispatch, waited for after (see the module)."""
+
+    def __init__(self, broker, agent, session, raw=None, grace=True, requests=None, max_s=None):
+        self.session = session
+        self.loader = session.loader
+        self.since = session.mark()
+        self.started = time.monotonic()
+        self.grace = grace
+        self.tracker = None
+        self.record = None
+        self.stopped = False
+        self.mutations = None  # DOM changes counted since the dispatch (None: not known)
+        raw = raw or getattr(session, "raw_id", None)
+        hub = getattr(broker, "network_hub", None)
+        self.requests = requests or (Requests(hub, raw) if hub is not None and raw else None)
+        self.max_s = SETTLE_MAX_S if max_s is None else max_s
+        self.after_load = requests is not None  # bp open's settle (after_load)
+        if session.dialog_open():
+            return
+        try:
+            reply = session.call("Runtime.evaluate", {
+                "expression": f"{ARM}({TIMER_MAX_MS}, {FRAME_WAIT_MS}, {TIMER_SLACK_MS})", "returnByValue": False,
+                "silent": True}, timeout_s=5.0, abort=session.dialog_open)
+            self.tracker = ((reply or {}).get("result") or {}).get("objectId")
+        except BPError:
+            self.tracker = None
+
+    def _poll(self, first=False):
+        """The tracker's {mutations, quietMs, timers, frames}, or None (a new document, a dialog)."""
+        if self.tracker is None or self.session.dialog_open():
+            return None
+        try:
+            reply = self.session.call("Runtime.callFunctionOn", {
+                "objectId": self.tracker, "functionDeclaration": "function () { return this.first ? "
+                + ("this.first()" if first else "this.poll()") + " : null; }",
+                "returnByValue": True, "awaitPromise": first, "silent": True}, timeout_s=5.0,
+                abort=self.session.dialog_open)
+        except BPError:
+            return None
+        return ((reply or {}).get("result") or {}).get("value")
+
+    def _stop(self):
+        if self.stopped:
+            return
+        self.stopped = True
+        if self.requests is not None:
+            self.requests.close()
+        if self.tracker is not None and not self.session.dialog_open() and self.session.loader == self.loader:
+            try:  # not awaited: the answer need not wait for the page to drop its observers
+                self.session.send_nowait("Runtime.callFunctionOn", {
+                    "objectId": self.tracker, "functionDeclaration": "function () { if (this.stop) this.stop(); }",
+                    "silent": True})
+                self.session.send_nowait("Runtime.releaseObject", {"objectId": self.tracker})
+            except BPError:
+                pass
+
+    def _navigation_started(self):
+        session = self.session
+        return session.loader != self.loader or session.wait_for(
+            lambda m, p: m in NAVIGATION_STARTS and (p.get("frameId") or (p.get("frame") or {}).get("id"))
+            == session.frame_id and not (p.get("frame") or {}).get("parentId"), self.since, 0) is not None
+
+    def _done(self, status, pending=None):
+        record = {"status": status, "waitedMs": int((time.monotonic() - self.started) * 1000)}
+        if pending:
+            record["pending"] = pending
+        self.record = record
+        return record
+
+    def wait(self, deadline, debounce=False):
+        """Wait for what the dispatch caused; returns the evidence's settle record. A navigation
+        the action started is settled as before (navigation(): its BPError passes)."""
+        try:
+            return self._wait(deadline, debounce)
+        finally:
+            self._stop()
+
+    def navigated(self):
+        return self.record is not None and self.record["status"] == "navigated"
+
+    def abandon(self):
+        """Disarm without waiting (the action failed before dispatch, or armed again)."""
+        self.record = self.record or {"status": "quiet", "waitedMs": 0}
+        self._stop()
+
+    def _wait(self, deadline, debounce):
+        session, requests = self.session, self.requests
+        self.started = time.monotonic()  # waitedMs counts from the end of the dispatch
+        # The first look is one round trip through the renderer (and one task turn of the page):
+        # every event the input caused is here after it, a navigation's start included.
+        state = (self._poll(first=True) or {}) if self.tracker is not None else None
+        first_look = time.monotonic()  # frames sent before this are the dispatch's own
+        if navigation(session, self.since, deadline, self.loader, round_trip=state is None):
+            return self._done("navigated")
+        if session.dialog_open():
+            return self._done("settled")
+        state = state or {}
+        end = min(self.started + self.max_s, deadline - OBSERVE_RESERVE_S)
+        grace_until = time.monotonic() + DEBOUNCE_GRACE_S if debounce and state.get("debounced") else None
+        caused = waited = False
+        answered, mutations_at_frame = 0, None  # sent WebSocket frames answered by a DOM change so far
+        while True:
+            now = time.monotonic()
+            if self._navigation_started() and navigation(session, self.since, deadline, self.loader):
+                return self._done("navigated")
+            if session.dialog_open():
+                return self._done("settled")
+            awaited, overdue = requests.pending(now) if requests else ([], [])
+            mutations = state.get("mutations", 0)
+            if "mutations" in state:
+                self.mutations = mutations
+            timers = state.get("timers", 0) + state.get("frames", 0)
+            frames = list(requests.frames) if requests else []
+            if any(f > first_look for f in frames):
+                frames = []  # the page sends on its own (a heartbeat, a ticker): not the action's answer
+            if len(frames) > answered:
+                if mutations_at_frame is None:
+                    mutations_at_frame = mutations
+                elif mutations > mutations_at_frame:  # the page changed after the frame: its answer
+                    answered, mutations_at_frame = len(frames), None
+            unanswered = [f for f in frames[answered:] if now - f < WS_ANSWER_S]
+            if mutations or timers or awaited or overdue or frames or (requests and requests.started):
+                caused = True
+            in_grace = grace_until is not None and now < grace_until and not caused
+            quiet = not mutations or state.get("quietMs", 0) >= QUIET_S * 1000
+            if not (awaited or timers or unanswered or in_grace) and quiet:
+                if overdue:
+                    return self._done("capped", _pending(overdue, requests))
+                if self.after_load and not waited:
+                    caused = False  # the load's own requests, all done by the first look: nothing to wait for
+                return self._done("settled" if caused else "quiet")
+            if now >= end:
+                return self._done("capped", _pending(awaited + overdue, requests, timers=timers,
+                                                     frames=len(unanswered), dom=not quiet))
+            time.sleep(POLL_S)
+            waited = True
+            polled = self._poll()
+            if polled is None and session.loader == self.loader and not session.dialog_open():
+                polled = state  # the tracker is gone (it could not start): requests alone decide
+            state = polled or {}
+
+
+def _pending(rows, requests, timers=0, frames=0, dom=False):
+    """What was still pending when the settle stopped: counts and a few redacted URLs."""
+    out = {}
+    if rows:
+        out["requests"] = len(rows)
+        out["urls"] = [redacted_url(url) for _, url in rows[:PENDING_URLS]]
+    if timers:
+        out["timers"] = timers
+    if frames:
+        out["webSocketFrames"] = frames
+    if dom:
+        out["domChanging"] = True
+    if requests is not None and requests.ignored and out:
+        out["longLived"] = requests.ignored  # WebSocket / EventSource / beacons: never awaited
+    return out
+
+
+# --- bp open: the app's own requests after the load -----------------------------------------
+
+LOAD_SETTLE_MAX_S = 3.0  # what `bp open` waits at most, after DOMContentLoaded, for an app's first answers
+
+
+def heard_from_now(broker, raw):
+    """The requests of tab `raw` from now on (started before a navigation, read after it), or None."""
+    hub = getattr(broker, "network_hub", None)
+    return Requests(hub, raw) if hub is not None else None
+
+
+def after_load(broker, agent, session, raw, requests, deadline):
+    """After `bp open`'s navigation is interactive: wait (at most LOAD_SETTLE_MAX_S) for the requests
+    the navigation started (an app's data fetches; long-lived ones and long polls are not awaited)
+    and for the DOM to be quiet — the same rule as an action's settle, from the load on."""
+    settle = Settle(broker, agent, session, raw, grace=False, requests=requests, max_s=LOAD_SETTLE_MAX_S)
+    return settle.wait(deadline)
+
+
+# --- one rule for every acting command (broker/registry.py brackets each action with these) ----
+
+def begin(broker, agent, session, raw=None):
+    """Arm the settle of the action about to dispatch on `session` (replacing one armed earlier,
+    whose dispatch had not started: the marks of the action's own checks are not its causes)."""
+    previous = getattr(session, "settling", None)
+    if previous is not None and previous.record is None:
+        previous.abandon()
+    session.settling = Settle(broker, agent, session, raw)
+    return session.settling
+
+
+def end(session, deadline, debounce=False):
+    """Wait for what the action armed with begin() caused; the record (the same on a second call).
+    Without an armed settle (a caller outside the registry), only a navigation is waited for."""
+    armed = getattr(session, "settling", None)
+    if armed is None:
+        navigated = navigation(session, session.mark(), deadline)
+        return {"status": "navigated" if navigated else "quiet", "waitedMs": 0}
+    if armed.record is None:
+        armed.wait(deadline, debounce)
+    return armed.record
+
+
+def finish(session, evidence):
+    """The settle's word in the evidence: `settle`, and never "no change" while something the
+    action caused was still pending when it stopped (the Agent waits with `bp wait --idle`)."""
+    armed = getattr(session, "settling", None)
+    session.settling = None
+    if armed is None or armed.record is None or not isinstance(evidence, dict):
+        return evidence
+    evidence["settle"] = armed.record
+    if armed.record["status"] == "capped" and evidence.get("reason") in ("no_observable_effect", "coordinate_target") \
+            and evidence.get("status") == "unavailable":
+        evidence["reason"] = "answer_pending"
+    return evidence

@@ -1,0 +1,213 @@
+"""The settle corpus (issue 25): pages whose answer to one click (or one typed text) comes by a
+different road — at once, a microtask, an animation frame, timers, fetches and XHR at several
+delays, a failing fetch, a POST then a location change, a debounced search, a WebSocket answer —
+and pages that stay busy on their own (SSE, WebSocket and long-poll open, a clock, an endless
+CSS animation) that must not hold an action. Served on 127.0.0.1 by `SettleServer`; used by
+tests/e2e/test_settle_corpus.py and tests/bench/bench_settle.py.
+
+Each case: (body, action, expected) — the action is ("click", name of the button) or
+("type", label, text); `expected` is the name of the element the page's answer adds (a button
+"Answer ...") or None when the case checks only that the action is not held.
+"""
+
+import base64
+import hashlib
+import struct
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+SHOW = """<script>
+function show(text) { const b = document.createElement('button'); b.textContent = text; document.getElementById('out').appendChild(b); }
+</script><div id=out></div>"""
+
+
+def _click(handler, answer="Answer"):
+    return SHOW + f'<button id=go onclick="{handler}">Go</button>', ("click", "Go"), answer
+
+
+CASES = {
+    "sync": _click("show('Answer')"),
+    "microtask": _click("Promise.resolve().then(() => show('Answer'))"),
+    "animation_frame": _click("requestAnimationFrame(() => show('Answer'))"),
+    # How React's scheduler renders: a message posted on a MessageChannel.
+    "message_channel": (SHOW + """<script>const channel = new MessageChannel();
+        channel.port1.onmessage = () => show('Answer');</script>
+        <button id=go onclick="channel.port2.postMessage(null)">Go</button>""", ("click", "Go"), "Answer"),
+    "timer_40ms": _click("setTimeout(() => show('Answer'), 40)"),
+    "timer_300ms": _click("setTimeout(() => show('Answer'), 300)"),
+    "fetch_100ms": _click("fetch('/api?wait=100').then(r => r.json()).then(() => show('Answer'))"),
+    "fetch_400ms": _click("fetch('/api?wait=400').then(r => r.json()).then(() => show('Answer'))"),
+    "fetch_2000ms": _click("fetch('/api?wait=2000').then(r => r.json()).then(() => show('Answer'))"),
+    "xhr": _click("const x = new XMLHttpRequest(); x.open('GET', '/api?wait=300');"
+                  " x.onload = () => show('Answer'); x.send()"),
+    "failing_fetch": _click("fetch('/api?fail=1').catch(() => show('Answer'))"),
+    "post_then_location": _click("fetch('/api?wait=200', {method: 'POST', body: 'x=1'})"
+                                 ".then(() => { location.href = '/page?case=landed'; })", answer="Landed"),
+    "debounced_search": (SHOW + """<input type=search aria-label=Search id=q><script>
+        let t = null; const later = window.setTimeout.bind(window);  // its own reference: no wrapper sees it
+        document.getElementById('q').addEventListener('input', () => { clearTimeout(t);
+          t = later(() => fetch('/api?wait=150').then(r => r.json()).then(() => show('Answer')), 300); });
+        </script>""", ("type", "Search", "shoes"), "Answer"),
+    # The same debounce through the page's setTimeout at call time (lodash does so): the settle
+    # sees the timer, no grace needed.
+    "debounced_search_global": (SHOW + """<input type=search aria-label=Search id=q><script>
+        let t = null;
+        document.getElementById('q').addEventListener('input', () => { clearTimeout(t);
+          t = setTimeout(() => fetch('/api?wait=150').then(r => r.json()).then(() => show('Answer')), 300); });
+        </script>""", ("type", "Search", "shoes"), "Answer"),
+    # A search box that answers nothing: what the grace costs.
+    "search_noop": ("<input type=search aria-label=Search>", ("type", "Search", "shoes"), None),
+    "websocket_answer": (SHOW + """<script>const ws = new WebSocket('ws://' + location.host + '/ws?delay=300');
+        ws.onmessage = (e) => show('Answer'); </script><button onclick="ws.send('ask')">Go</button>""",
+                         ("click", "Go"), "Answer"),
+    "sse_open": (
+        SHOW + """<script>new EventSource('/sse');</script><button onclick="show('Answer')">Go</button>""",
+        ("click", "Go"), "Answer"),
+    "websocket_open": (SHOW + """<script>const ws = new WebSocket('ws://' + location.host + '/ws?delay=0');
+        ws.onopen = () => setInterval(() => ws.send('tick'), 200);</script>
+        <button onclick="show('Answer')">Go</button>""", ("click", "Go"), "Answer"),
+    "long_poll_open": (SHOW + """<script>fetch('/api?wait=60000');</script>
+        <button onclick="show('Answer')">Go</button>""", ("click", "Go"), "Answer"),
+    "clock": (SHOW + """<p id=clock>0</p><script>let n = 0;
+        setInterval(() => { document.getElementById('clock').textContent = String(++n); }, 100);</script>
+        <button onclick="show('Answer')">Go</button>""", ("click", "Go"), "Answer"),
+    "css_animation": (SHOW + """<style>@keyframes spin { to { transform: rotate(360deg); } }
+        .spin { animation: spin 1s linear infinite; width: 20px; height: 20px; background: #08f; }</style>
+        <div class=spin></div><button onclick="show('Answer')">Go</button>""", ("click", "Go"), "Answer"),
+    "noop": (SHOW + "<button>Go</button>", ("click", "Go"), None),
+    "fetch_caused_noop_dom": _click("fetch('/api?wait=300')", answer=None),
+}
+# Pages of the waits' tests (tests/e2e/test_settle_waits.py), not cases of the corpus.
+PAGES = {
+    "late_fetch": SHOW + "<script>fetch('/api?wait=4000').then(r => r.json()).then(() => show('Late answer'));</script>",
+    "stream": SHOW + "<script>new EventSource('/sse');</script><p>streaming</p>",
+    "clock": CASES["clock"][0],
+    "popup_opener": "<button onclick=\"window.open('/page?case=landed&delay=700')\">Open popup</button>",
+}
+# Pages reached by a case, not cases themselves.
+LANDED = "<button>Landed</button>"
+
+
+def _ws_accept(key):
+    return base64.b64encode(hashlib.sha1((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").encode()).digest()).decode()
+
+
+def _ws_frame(text):
+    data = text.encode()
+    head = bytes([0x81])
+    head += bytes([len(data)]) if len(data) < 126 else bytes([126]) + struct.pack(">H", len(data))
+    return head + data
+
+
+def _ws_read(rfile):
+    """One client frame's text, or None at close."""
+    head = rfile.read(2)
+    if len(head) < 2 or head[0] & 0x0F == 8:
+        return None
+    size = head[1] & 0x7F
+    if size == 126:
+        size = struct.unpack(">H", rfile.read(2))[0]
+    elif size == 127:
+        size = struct.unpack(">Q", rfile.read(8))[0]
+    mask = rfile.read(4)
+    data = bytes(b ^ mask[i % 4] for i, b in enumerate(rfile.read(size)))
+    return data.decode(errors="replace")
+
+
+class SettleServer:
+    def __init__(self):
+        server = self
+        self.stopping = threading.Event()
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                server.handle(self)
+
+            def do_POST(self):
+                server.handle(self)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.port = self.httpd.server_address[1]
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def url(self, case):
+        return f"http://127.0.0.1:{self.port}/page?case={case}"
+
+    def _send(self, request, status, kind, data):
+        try:
+            request.send_response(status)
+            request.send_header("Content-Type", kind)
+            request.send_header("Content-Length", str(len(data)))
+            request.send_header("Cache-Control", "no-store")
+            request.end_headers()
+            request.wfile.write(data)
+        except OSError:
+            pass  # the page went away first (a long poll of a page since navigated): nobody to answer
+
+    def handle(self, request):
+        parts = urlsplit(request.path)
+        query = {k: v[0] for k, v in parse_qs(parts.query).items()}
+        length = int(request.headers.get("Content-Length") or 0)
+        if length:
+            request.rfile.read(length)
+        if parts.path == "/page":
+            case = query.get("case", "")
+            self.stopping.wait(int(query.get("delay", "0")) / 1000.0)  # a slow first byte (a popup's)
+            body = LANDED if case == "landed" else PAGES.get(case) or CASES.get(case, ("",))[0]
+            page = f"<!doctype html><html><head><title>{case}</title></head><body>{body}</body></html>"
+            self._send(request, 200, "text/html; charset=utf-8", page.encode())
+        elif parts.path == "/api":
+            if query.get("fail"):
+                request.close_connection = True
+                request.connection.shutdown(2)  # no answer at all: the fetch fails
+                return
+            self.stopping.wait(int(query.get("wait", "0")) / 1000.0)
+            self._send(request, 200, "application/json", b'{"ok": true}')
+        elif parts.path == "/sse":
+            request.send_response(200)
+            request.send_header("Content-Type", "text/event-stream")
+            request.send_header("Cache-Control", "no-store")
+            request.end_headers()
+            while not self.stopping.is_set():
+                try:
+                    request.wfile.write(b"data: tick\n\n")
+                    request.wfile.flush()
+                except OSError:
+                    return
+                self.stopping.wait(0.2)
+        elif parts.path == "/ws":
+            request.send_response(101)
+            request.send_header("Upgrade", "websocket")
+            request.send_header("Connection", "Upgrade")
+            request.send_header("Sec-WebSocket-Accept", _ws_accept(request.headers.get("Sec-WebSocket-Key", "")))
+            request.end_headers()
+            request.wfile.flush()
+            delay = int(query.get("delay", "0")) / 1000.0
+            try:
+                while not self.stopping.is_set():
+                    text = _ws_read(request.rfile)
+                    if text is None:
+                        return
+                    if text == "ask":
+                        time.sleep(delay)
+                        request.wfile.write(_ws_frame("answer"))
+                        request.wfile.flush()
+            except OSError:
+                return
+            finally:
+                request.close_connection = True
+        else:
+            self._send(request, 404, "text/plain", b"not found")
+
+    def stop(self):
+        self.stopping.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
