@@ -85,6 +85,7 @@ REMEDIATIONS = {
     "relist_profile_contexts": "Run 'bp profiles' to list the current profile contexts.",
     "reload_or_close_tab": "The tab's page crashed or stopped answering: reload it with 'bp open <url>' or close it with 'bp close'.",
     "check_url_or_site": "The page could not be loaded: check the URL and that the site is reachable, then run 'bp open <url>' again.",
+    "give_http_credentials": "The site asks for HTTP authentication: give credentials with 'bp auth USER -' (the password on stdin), then open it again.",
     "policy_forbids": "The person's policy forbids it; only the person can change the policy (and restart the service).",
     "wait_for_browser": "The browser stopped answering (paused, suspended or overloaded), not the tab: wait a moment and retry; tell the person if it lasts.",
     "free_disk_space": "The disk or the person's disk quota is full: tell the person; nothing was written. Retry once space is freed.",

@@ -179,9 +179,11 @@ def navigation_failed(url, error, observation):
 
     seen = {k: observation[k] for k in ("title", "url") if k in observation}
     seen["elements"] = (observation.get("elements") or [])[:ERROR_PAGE_ELEMENTS]
-    return BPError("navigation_failed", f"The browser could not load the page ({error}).", retryable=True,
+    # A site that asks for HTTP authentication answers the same way until credentials are given.
+    auth = "AUTH_CREDENTIALS" in str(error)
+    return BPError("navigation_failed", f"The browser could not load the page ({error}).", retryable=not auth,
                    context={"url": redacted_url(url), "navigationError": error, "observation": seen},
-                   remediation=remediation("check_url_or_site"))
+                   remediation=remediation("give_http_credentials" if auth else "check_url_or_site"))
 
 
 @handler(protocol.OP_CLOSE)

@@ -151,8 +151,11 @@ def test_cookies_auth_console_errors(home, connected, pages):
     assert cleared["deleted"] >= 1
     assert ok(home, connected, "cookies", "--url", origin)["cookies"] == []
 
-    # HTTP auth: without credentials the page gets its 401; with them the server sees them.
-    ok(home, connected, "open", pages.url("/auth"))
+    # HTTP auth: without credentials the page gets its 401 and the open fails (not retryable
+    # as it is: credentials first); with them the server sees them.
+    refused = bp(home, "open", pages.url("/auth"), env=connected)
+    assert refused.code == "navigation_failed" and refused.json["retryable"] is False, refused
+    assert refused.json["remediation"]["code"] == "give_http_credentials", refused
     assert ok(home, connected, "net", "--url", "*/auth*")["requests"][-1]["status"] == 401
     missing = bp(home, "auth", "ada", env=connected)
     assert missing.code == "invalid_argument" and missing.json["context"]["field"] == "password", missing
