@@ -14,6 +14,7 @@ COMMANDS = {
         ('option', 'diff', ('--diff',), ('flag',), False, False, None),
         ('option', 'grep', ('--grep',), ('str',), None, False, None),
         ('option', 'role', ('--role',), ('choice', ('button', 'link', 'textbox', 'searchbox', 'combobox', 'listbox', 'checkbox', 'radio', 'spinbutton', 'slider', 'switch', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'tab', 'option', 'treeitem')), None, False, None),
+        ('option', 'disabled', ('--disabled',), ('flag',), False, False, None),
     ),
     'click': (
         ('argument', 'ref', ('ref',), ('int', 1, 1000000), None, False, None),
@@ -76,6 +77,7 @@ COMMANDS = {
         ('option', 'dialog', ('--dialog',), ('flag',), False, False, None),
         ('option', 'download', ('--download',), ('flag',), False, False, None),
         ('option', 'popup', ('--popup',), ('flag',), False, False, None),
+        ('option', 'hidden', ('--hidden',), ('flag',), False, False, None),
         ('option', 'interval', ('--interval',), ('int', 100, 5000), 250, False, None),
         ('option', 'timeout_ms', ('--timeout',), ('int', 1, 300000), None, False, None),
     ),
