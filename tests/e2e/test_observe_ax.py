@@ -260,3 +260,19 @@ def test_an_unnamed_control_takes_context_from_its_own_label_not_the_next_fields
     observation = opened(home, connected, url)
     [slider] = [e for e in observation["elements"] if e["role"] == "slider"]
     assert slider.get("context") == "Brightness", slider
+
+
+def test_bp_launch_opens_a_window_a_desktop_app_fits_in(home, pages):
+    from tests import helpers
+
+    env = helpers.bp_env(home, BROWSER_PILOT_CHROME=helpers.chromium_path())
+    launched = bp(home, "launch", "--headless", env=env)
+    assert launched.rc == 0, launched
+    try:
+        assert bp(home, "connect", "--browser", "launched", env=env).rc == 0
+        assert bp(home, "open", pages.page("<p>size</p>"), env=env).rc == 0
+        size = bp(home, "eval", "[window.innerWidth, window.innerHeight]", env=env).json["value"]
+        assert size[0] >= 1200 and size[1] >= 700, size
+    finally:
+        bp(home, "disconnect", env=env)
+        bp(home, "launch", "--stop", env=env)
