@@ -14,6 +14,7 @@ from bp.errors import BPError
 from broker.actions import input as actions
 from broker.records import store as commands
 from broker.observe import snapshot as observe, worlds
+from broker.forms import slider
 from broker.forms.scroll import by_selector, in_world
 
 OPTIONS_WAIT_S = 3.0  # how long an opened widget may take to render its options
@@ -43,76 +44,11 @@ def dropdown(broker, agent, raw, session, args):
                                                    "truncated")}}
 
 
-# Sliders (a native range input, visually hidden or not, or role=slider): `bp select REF VALUE`
-# sets the value in one command. A native range input gets the value and the input/change
-# events a drag fires; an ARIA slider is focused and moved with arrow keys, as a keyboard user
-# moves it, until it shows the value. Either way the evidence is the value read back.
-SLIDER = """(el, a) => {
-  const native = el.localName === "input" && (el.type || "").toLowerCase() === "range";
-  const role = (el.getAttribute("role") || "").trim().split(/\\s+/)[0].toLowerCase();
-  if (!native && role !== "slider") return null;
-  const num = (v) => v === null || v === undefined || v === "" || isNaN(Number(v)) ? null : Number(v);
-  if (a.op === "set" && native) {
-    Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value").set.call(el, String(a.value));
-    el.dispatchEvent(new Event("input", {bubbles: true}));
-    el.dispatchEvent(new Event("change", {bubbles: true}));
-  }
-  if (a.op === "focus") el.focus({preventScroll: true});
-  if (native) return {native: true, value: num(el.value), text: el.value, min: num(el.min), max: num(el.max)};
-  return {native: false, value: num(el.getAttribute("aria-valuenow")), text: el.getAttribute("aria-valuetext") ||
-    el.getAttribute("aria-valuenow"), min: num(el.getAttribute("aria-valuemin")), max: num(el.getAttribute("aria-valuemax"))};
-}"""
-SLIDER_KEYS = 200  # arrow presses at most, for an ARIA slider
-
-
-def _slider(broker, agent, raw, session, args, deadline, info):
-    try:
-        wanted = float(args["option"])
-    except ValueError:
-        raise BPError("invalid_argument", "A slider takes a number (bp select REF 7).",
-                      context={"field": "option", "reason": "not_a_number"}) from None
-    low, high = info.get("min"), info.get("max")
-    if (low is not None and wanted < low) or (high is not None and wanted > high):
-        raise BPError("invalid_argument", f"The slider's range is {low}-{high}.",
-                      context={"field": "option", "reason": "out_of_range", "min": low, "max": high})
-    observe.resolve(broker, agent, raw, session, args["ref"])  # current, enabled, shown, not covered
-    since = session.mark()
-    commands.dispatching()
-
-    def on(op, **extra):
-        return observe.on_ref(broker, agent, raw, session, args["ref"], SLIDER, {"op": op, **extra}) or {}
-
-    if info.get("native"):
-        now = on("set", value=args["option"])
-    else:
-        now = on("focus")
-        for _ in range(SLIDER_KEYS):
-            value = now.get("value")
-            if value is None or value == wanted or time.monotonic() > deadline - 1.0:
-                break
-            up = value < wanted
-            actions.key_event(session, "ArrowRight" if up else "ArrowLeft", "ArrowRight" if up else "ArrowLeft",
-                              39 if up else 37)
-            moved = on("read")
-            after = moved.get("value")
-            if after is None or after == value or (after > wanted) != (value > wanted) and after != wanted:
-                now = moved  # stuck at an end, or the step passes the value: stop at the nearest
-                break
-            now = moved
-    actions.settle(session, since, deadline)
-    value = now.get("value")
-    status = "verified" if value is not None and value == wanted else "mismatch"
-    out = {"action": "select", "status": status, "kind": "slider", "selected": [str(now.get("text") or "")]}
-    if status != "verified":
-        out["reason"] = "value_not_reached"
-    return out
-
-
 def select(broker, agent, raw, session, args, deadline):
     if "ref" in args:
-        info = observe.on_ref(broker, agent, raw, session, args["ref"], SLIDER, {"op": "read"})
+        info = slider.slider_of(broker, agent, raw, session, args["ref"])
         if info:
-            return _slider(broker, agent, raw, session, args, deadline, info)
+            return slider.set_slider(broker, agent, raw, session, args["ref"], args["option"], deadline, info)
     slot = {"slot": worlds.world_key(agent.key), "token": os.urandom(8).hex()}
     match = {"option": args["option"], "by": args.get("by", "label"), "contains": args.get("contains", False)}
     # Before any input: the target is current, enabled, visible and not covered.

@@ -283,11 +283,17 @@ function proxyOf(el, box, style) {
   if (el.localName !== "input" || !PROXIED_INPUTS.has((el.type || "").toLowerCase())) return null;
   const r = box || el.getBoundingClientRect();
   const s = style || el.ownerDocument.defaultView.getComputedStyle(el);
-  const tiny = r.width <= 2 || r.height <= 2;
-  const clipped = /rect\(\s*0(px)?[\s,]+0(px)?[\s,]+0(px)?[\s,]+0(px)?\s*\)/.test(s.clip || "") ||
-    /inset\(\s*50%/.test(s.clipPath || "");
-  const transparent = parseFloat(s.opacity) === 0;
-  if (!tiny && !clipped && !transparent) return null;
+  const win = el.ownerDocument.defaultView;
+  const clipsAway = (st) => /rect\(\s*0(px)?[\s,]+0(px)?[\s,]+0(px)?[\s,]+0(px)?\s*\)/.test(st.clip || "") ||
+    /inset\(\s*50%/.test(st.clipPath || "");
+  let hidden = r.width <= 2 || r.height <= 2 || clipsAway(s) || parseFloat(s.opacity) === 0;
+  // Or the pattern applied to a wrapper (React Aria's <VisuallyHidden> span around the input).
+  for (let a = el.parentElement, hops = 0; !hidden && a && hops < 3 && a.localName !== "label"; a = a.parentElement, hops++) {
+    const st = win.getComputedStyle(a), b = a.getBoundingClientRect();
+    hidden = clipsAway(st) || parseFloat(st.opacity) === 0 ||
+      ((b.width <= 2 || b.height <= 2) && st.overflow !== "visible");
+  }
+  if (!hidden) return null;
   const shown = (n) => {
     const b = n.getBoundingClientRect();
     if (!(b.width > 2 && b.height > 2)) return false;

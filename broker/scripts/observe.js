@@ -13,7 +13,8 @@
   const reasons = new Set();
   let textBudget = MAX_TEXT;
   const ROLES = new Set(["button", "link", "textbox", "searchbox", "combobox", "listbox", "checkbox", "radio",
-    "spinbutton", "slider", "switch", "menuitem", "menuitemcheckbox", "menuitemradio", "tab", "option", "treeitem"]);
+    "spinbutton", "slider", "switch", "menuitem", "menuitemcheckbox", "menuitemradio", "tab", "option", "treeitem",
+    "row"]);
   const NAME_FROM_CONTENT = new Set(["button", "link", "tab", "menuitem", "menuitemcheckbox", "menuitemradio",
     "option", "treeitem", "switch", "checkbox", "radio"]);
   const INPUT_ROLES = {checkbox: "checkbox", radio: "radio", range: "slider", number: "spinbutton", search: "searchbox",
@@ -106,11 +107,16 @@
   function wrapsOne(el) {
     if (!explicitRole(el) || el.matches(NATIVE)) return false;
     const inner = el.querySelectorAll(NATIVE);
-    return inner.length === 1;
+    if (inner.length !== 1) return false;
+    // The wrapper is that control when it shows nothing else: its input's label, or the same text
+    // (a tree row holding an expand button and a file name is two controls).
+    return inner[0].localName === "input" || clean(inner[0].textContent) === clean(el.textContent);
   }
   function roleOf(el) {
     if (editorKind(el)) return "textbox";
     const tag = el.localName, role = explicitRole(el);
+    // A row is a control in a tree grid (Chromium: focusable, selectable, expandable), not in a table.
+    if (role === "row") return el.closest("[role=treegrid]") ? "row" : null;
     if (role && ROLES.has(role)) return role;
     if (role === "presentation" || role === "none") return null;
     if (tag === "a" && el.hasAttribute("href")) return "link";

@@ -38,6 +38,8 @@ HIDDEN_INPUTS = f"""
 <span id=vol-label>Volume</span>
 <div class=track><input type=range id=vol min=0 max=14 value=3 aria-labelledby=vol-label
   style="{VISUALLY_HIDDEN}"><span>3</span> <span>1</span> <span>14</span></div>
+<label style="display:flex;gap:8px;align-items:center"><span style="{VISUALLY_HIDDEN}"><input type=checkbox
+  id=terms></span><span class=box></span>Accept the terms</label>
 <label style="display:inline-block;padding:6px"><input type=checkbox id=grid-row
   style="position:absolute;opacity:0;pointer-events:none"> Select row</label>
 """
@@ -51,6 +53,9 @@ def test_visually_hidden_inputs_are_offered_with_their_labels_and_click_toggles(
     volume = find(observation, "slider", "Volume")  # named by its label, not its tick labels "3 1 14"
     assert volume["value"] == "3" and volume["min"] == 0 and volume["max"] == 14
     find(observation, "checkbox", "Select row")
+    terms = find(observation, "checkbox", "Accept the terms")  # React Aria: the hidden wrapper around the input
+    assert bp(home, "click", str(terms["ref"]), env=connected).rc == 0
+    assert bp(home, "eval", "document.getElementById('terms').checked", env=connected).json["value"] is True
     clicked = bp(home, "click", str(dark["ref"]), env=connected)
     assert clicked.rc == 0, clicked
     assert find(clicked.json, "checkbox", "Dark mode").get("checked") is True
@@ -217,6 +222,9 @@ def test_select_sets_a_slider_in_one_command_and_reads_it_back(home, connected, 
               env=connected).json["value"] == "6"
     wrong = bp(home, "select", str(zoom["ref"]), "99", env=connected)
     assert wrong.rc != 0 and wrong.json["code"] == "invalid_argument", wrong
+    typed = bp(home, "type", str(volume["ref"]), "12", env=connected)  # the verb for any field's value
+    assert typed.rc == 0, typed
+    assert typed.json["evidence"]["status"] == "verified" and typed.json["evidence"]["value"] == "12", typed.json
 
 
 def test_wait_matches_only_what_shows_unless_asked(home, connected, pages):
@@ -276,3 +284,18 @@ def test_bp_launch_opens_a_window_a_desktop_app_fits_in(home, pages):
     finally:
         bp(home, "disconnect", env=env)
         bp(home, "launch", "--stop", env=env)
+
+
+def test_tree_grid_rows_are_offered_as_rows(home, connected, pages):
+    url = pages.page("""<div role=treegrid aria-label=Files>
+        <div role=row tabindex=0 aria-level=1 aria-expanded=true><div role=gridcell>
+          <button aria-label="Collapse Documents">▾</button> Documents</div></div>
+        <div role=row tabindex=-1 aria-level=2 id=report><div role=gridcell>Report.pdf</div></div></div>
+        <script>document.getElementById('report').onclick = () => { document.title = 'picked'; };</script>""")
+    observation = opened(home, connected, url)
+    names = [(e["role"], e["name"]) for e in observation["elements"]]
+    assert ("button", "Collapse Documents") in names, names
+    report = find(observation, "row", "Report.pdf")
+    assert report["level"] == 2
+    clicked = bp(home, "click", str(report["ref"]), env=connected)
+    assert clicked.rc == 0 and clicked.json["title"] == "picked", clicked
