@@ -36,6 +36,11 @@ SLIDER = """(el, a) => {
     el.dispatchEvent(new Event("change", {bubbles: true}));
   }
   if (a.op === "focus") el.focus({preventScroll: true});
+  if (a.op === "box") {
+    const r = el.getBoundingClientRect();
+    return {left: r.left, top: r.top, width: r.width, height: r.height,
+      vertical: el.getAttribute("aria-orientation") === "vertical", top_world: window === window.top};
+  }
   if (native) return {native: true, value: num(el.value), text: el.value, min: num(el.min), max: num(el.max)};
   return {native: false, value: num(el.getAttribute("aria-valuenow")), text: el.getAttribute("aria-valuetext") ||
     el.getAttribute("aria-valuenow"), min: num(el.getAttribute("aria-valuemin")), max: num(el.getAttribute("aria-valuemax"))};
@@ -81,7 +86,7 @@ def _slider(broker, agent, raw, session, args, deadline, info, action="select"):
         up = value < wanted
         _key(session, "ArrowRight" if up else "ArrowLeft", 39 if up else 37)
         moved = on("read")
-        for _ in range(4):  # a widget that redraws on its next frame: a moment before calling it stuck
+        for _ in range(10):  # a widget that redraws later (its next frame, a server's answer): a moment first
             if moved.get("value") != value:
                 break
             time.sleep(0.03)
@@ -91,6 +96,26 @@ def _slider(broker, agent, raw, session, args, deadline, info, action="select"):
             now = moved  # stuck at an end, or the step passes the value: stop at the nearest
             break
         now = moved
+    low, high = now.get("min"), now.get("max")
+    if not info.get("native") and now.get("value") != wanted and low is not None and high is not None and high > low:
+        # Keys did not move it (a widget that takes only the pointer): press the track where the
+        # value lies, as a person would.
+        box = on("box")
+        if box.get("top_world") and box.get("width", 0) > 0 and box.get("height", 0) > 0:
+            share = (wanted - low) / (high - low)
+            if box.get("vertical"):
+                x, y = box["left"] + box["width"] / 2, box["top"] + box["height"] * (1 - share)
+            else:
+                x, y = box["left"] + box["width"] * share, box["top"] + box["height"] / 2
+            for kind in ("mousePressed", "mouseReleased"):
+                session.call("Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y, "button": "left",
+                                                          "clickCount": 1}, abort=session.dialog_open)
+            now = on("read")
+            for _ in range(10):
+                if now.get("value") == wanted:
+                    break
+                time.sleep(0.03)
+                now = on("read")
     if info.get("native") and now.get("value") != wanted:
         # Keys could not reach it (a page that swallows them, a step finer than 200 presses):
         # the value and the input/change events a drag fires.

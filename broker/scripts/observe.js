@@ -110,7 +110,14 @@
     if (inner.length !== 1) return false;
     // The wrapper is that control when it shows nothing else: its input's label, or the same text
     // (a tree row holding an expand button and a file name is two controls).
-    return inner[0].localName === "input" || clean(inner[0].textContent) === clean(el.textContent);
+    const one = inner[0];
+    if (one.localName === "input") {
+      // Unless that input is hidden and the wrapper is what is drawn (Quasar's role=checkbox
+      // div around its transparent native input): then the wrapper is the control.
+      const st = getComputedStyle(one);
+      return st.display !== "none" && st.visibility !== "hidden" && !proxyOf(one, null, st);
+    }
+    return clean(one.textContent) === clean(el.textContent);
   }
   function roleOf(el) {
     if (editorKind(el)) return "textbox";
@@ -273,6 +280,9 @@
       // A native checkbox, radio or range input drawn by something else (its label, a styled
       // track): offered with that proxy's box, where a person operates it (lib.js proxyOf).
       const proxy = proxyOf(el, rect, style);
+      // A hidden native input inside a control that is offered (Quasar's role=checkbox around
+      // it): that control is its face, one entry.
+      if (proxy && ctx.insideControl) return;
       const target = proxy || el;
       if (proxy) rect = proxy.getBoundingClientRect();
       const hiddenByOpacity = !proxy && parseFloat(style.opacity) === 0 && !labelsOf(el).length;
