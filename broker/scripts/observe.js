@@ -117,7 +117,8 @@
       const st = getComputedStyle(one);
       return st.display !== "none" && st.visibility !== "hidden" && !proxyOf(one, null, st);
     }
-    return clean(one.textContent) === clean(el.textContent);
+    // A tree grid's row holding an expand button and a file name is two controls.
+    return explicitRole(el) !== "row" || clean(one.textContent) === clean(el.textContent);
   }
   function roleOf(el) {
     if (editorKind(el)) return "textbox";
