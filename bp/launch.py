@@ -65,6 +65,7 @@ def _public(record, *, already_running):
 
 
 CRASH_DUMPS = "Crash Reports"
+WINDOW_SIZE = "1280,800"  # bp launch's window, in CSS px (docs/commands.md)
 
 
 def launch(home_dir, headless, extra_args=()):
@@ -83,7 +84,10 @@ def launch(home_dir, headless, extra_args=()):
             "--no-first-run", "--no-default-browser-check", "--disable-background-networking",
             "--disable-component-update", "--disable-sync", "--disable-default-apps",
             # A renderer crash's dump stays with this private profile, not in ~/.config/chromium.
-            f"--crash-dumps-dir={os.path.join(profile, CRASH_DUMPS)}"]
+            f"--crash-dumps-dir={os.path.join(profile, CRASH_DUMPS)}",
+            # A window a desktop app fits in (Chromium's default headless one is 780x437 in
+            # this setup); an extra --window-size given after it wins.
+            f"--window-size={WINDOW_SIZE}"]
     if headless:
         args += ["--headless", "--disable-gpu"]
     if hasattr(os, "geteuid") and os.geteuid() == 0:

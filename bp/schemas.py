@@ -79,6 +79,7 @@ class SnapshotArgs(Strict):
     diff = fields.Boolean(truthy={True}, falsy={False})
     grep = fields.String(validate=validate.Length(min=1, max=protocol.MAX_GREP))
     role = fields.String(validate=validate.OneOf(protocol.ELEMENT_ROLES))
+    disabled = fields.Boolean(truthy={True}, falsy={False})
 
     @validates_schema
     def _one_form(self, data, **kwargs):
@@ -239,6 +240,7 @@ class WaitArgs(Strict):
     popup = fields.Boolean(truthy={True}, falsy={False})
     idle = fields.Boolean(truthy={True}, falsy={False})  # our addition (issue 25): network idle + DOM quiet
     interval = fields.Integer(strict=True, validate=validate.Range(min=100, max=5000))
+    hidden = fields.Boolean(truthy={True}, falsy={False})  # --text/--selector: invisible matches count too
 
     @validates_schema
     def _one_condition(self, data, **_):

@@ -204,7 +204,7 @@ def _snapshot(v):
         return None  # click refuses the pair
     if grep is not None and not grep.strip():
         return None
-    args = _flags({"limit": v["limit"]}, v, (("diff", "diff"),))
+    args = _flags({"limit": v["limit"]}, v, (("diff", "diff"), ("disabled", "disabled")))
     if grep is not None:
         args["grep"] = grep
     if role is not None:
@@ -305,7 +305,10 @@ def _wait(v):
     given.update({name: True for name in ("dialog", "download", "popup", "idle") if v[name]})
     if len(given) != 1 or any(isinstance(value, str) and not value.strip() for value in given.values()):
         return None
-    return dict(given, interval=v["interval"])
+    args = dict(given, interval=v["interval"])
+    if v["hidden"]:
+        args["hidden"] = True
+    return args
 
 
 def _read(v):

@@ -13,7 +13,8 @@ COMMANDS = {
         ('option', 'limit', ('-l', '--limit'), ('int', 1, 10000), 50, False, None),
         ('option', 'diff', ('--diff',), ('flag',), False, False, None),
         ('option', 'grep', ('--grep',), ('str',), None, False, None),
-        ('option', 'role', ('--role',), ('choice', ('button', 'link', 'textbox', 'searchbox', 'combobox', 'listbox', 'checkbox', 'radio', 'spinbutton', 'slider', 'switch', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'tab', 'option', 'treeitem')), None, False, None),
+        ('option', 'role', ('--role',), ('choice', ('button', 'link', 'textbox', 'searchbox', 'combobox', 'listbox', 'checkbox', 'radio', 'spinbutton', 'slider', 'switch', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'tab', 'option', 'treeitem', 'row')), None, False, None),
+        ('option', 'disabled', ('--disabled',), ('flag',), False, False, None),
     ),
     'click': (
         ('argument', 'ref', ('ref',), ('int', 1, 1000000), None, False, None),
@@ -77,6 +78,7 @@ COMMANDS = {
         ('option', 'download', ('--download',), ('flag',), False, False, None),
         ('option', 'popup', ('--popup',), ('flag',), False, False, None),
         ('option', 'idle', ('--idle',), ('flag',), False, False, None),
+        ('option', 'hidden', ('--hidden',), ('flag',), False, False, None),
         ('option', 'interval', ('--interval',), ('int', 100, 5000), 250, False, None),
         ('option', 'timeout_ms', ('--timeout',), ('int', 1, 300000), None, False, None),
     ),

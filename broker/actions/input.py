@@ -358,6 +358,11 @@ def type_text(broker, agent, raw, session, args, deadline):
     re-checks that the page is the one the first step saw; after the first mutation a change
     ends as unknown_outcome and no remaining step reaches the changed page."""
     text, clear, submit = args["text"], args.get("clear", False), args.get("submit", False)
+    from broker.forms import slider as sliders  # a slider takes a number as its value (issue 26)
+
+    slider = sliders.slider_of(broker, agent, raw, session, args["ref"])
+    if slider:
+        return sliders.set_slider(broker, agent, raw, session, args["ref"], text, deadline, slider, "type")
     mark = os.urandom(6).hex()
     answer = resolve_steady(broker, agent, raw, session, args["ref"], deadline, focus=True, clear=clear, mark=mark)
     editable = answer["editable"]

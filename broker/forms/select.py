@@ -14,6 +14,7 @@ from bp.errors import BPError
 from broker.actions import input as actions
 from broker.records import store as commands
 from broker.observe import snapshot as observe, worlds
+from broker.forms import slider
 from broker.forms.scroll import by_selector, in_world
 
 OPTIONS_WAIT_S = 3.0  # how long an opened widget may take to render its options
@@ -44,6 +45,10 @@ def dropdown(broker, agent, raw, session, args):
 
 
 def select(broker, agent, raw, session, args, deadline):
+    if "ref" in args:
+        info = slider.slider_of(broker, agent, raw, session, args["ref"])
+        if info:
+            return slider.set_slider(broker, agent, raw, session, args["ref"], args["option"], deadline, info)
     slot = {"slot": worlds.world_key(agent.key), "token": os.urandom(8).hex()}
     match = {"option": args["option"], "by": args.get("by", "label"), "contains": args.get("contains", False)}
     # Before any input: the target is current, enabled, visible and not covered.

@@ -9,4 +9,5 @@ from broker.registry import handler
 def snapshot(tab):
     return observe.observe(tab.broker, tab.agent, tab.raw, tab.session, tab.args.get("limit", 50),
                            timeout_s=tab.remaining(floor=1.5) - 0.5, diff=bool(tab.args.get("diff")),
-                           grep=tab.args.get("grep"), role=tab.args.get("role"))
+                           grep=tab.args.get("grep"), role=tab.args.get("role"),
+                           disabled=bool(tab.args.get("disabled")))

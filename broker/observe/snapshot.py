@@ -23,6 +23,7 @@ import time
 
 from bp import fastjson
 from bp.errors import BPError
+from broker.observe import ax
 from broker.observe.worlds import (FROM_PATH, WORLD_NAME, call_in_world, context_gone, node_paths,
                                    once_more_if_replaced, script, world_key)
 from broker.page import frames
@@ -40,7 +41,7 @@ class World:
     handles. A tab's own document is the root; an out-of-process iframe's world has the world
     of the document that embeds it as `parent`, and the frame element's position there (`slot`)."""
 
-    __slots__ = ("session", "context_id", "parent", "slot", "frame_id", "doc", "doc_parents")
+    __slots__ = ("session", "context_id", "parent", "slot", "frame_id", "doc", "doc_parents", "gen")
 
     def __init__(self, session, context_id, parent=None, slot=None):
         self.session = session
@@ -53,6 +54,7 @@ class World:
         self.frame_id = None
         self.doc = 0
         self.doc_parents = None
+        self.gen = None  # the document's mutation count at the walk (broker/observe/ax.py)
 
 
 class RefTable:
@@ -60,7 +62,7 @@ class RefTable:
     world's table (scripts/observe.js); here: the next number, and which world holds a number
     when it is not the tab's own (an out-of-process or cross-origin frame's)."""
 
-    __slots__ = ("id", "generation", "session", "loader", "context_id", "next", "owner", "worlds")
+    __slots__ = ("id", "generation", "session", "loader", "context_id", "next", "owner", "worlds", "ax")
 
     def __init__(self, generation, session, loader, context_id):
         self.id = "refs-" + os.urandom(8).hex()
@@ -68,6 +70,7 @@ class RefTable:
         self.next = 1  # never goes down: a number is never given twice in the document
         self.owner = {}  # ref -> world key (session, context id), for refs outside the tab's own world
         self.worlds = {}  # world key -> the World of its latest walk (its frame slot is current)
+        self.ax = {}  # (session, context, ref) -> (mutation count, the engine's facts): broker/observe/ax.py
 
     def of(self, generation, session, loader, context_id):
         return (self.generation, self.session, self.loader, self.context_id) == (generation, session, loader,
@@ -92,7 +95,7 @@ class RefTable:
 
 class Observation:
     __slots__ = ("id", "generation", "raw", "session", "loader", "context_id", "count", "created_at", "listed",
-                 "table", "evicted", "frame")
+                 "table", "evicted", "frame", "full")
 
     def __init__(self, generation, raw, session, loader, context_id, count, table=None):
         self.id = "obs-" + os.urandom(8).hex()
@@ -107,6 +110,9 @@ class Observation:
         self.table = table
         self.evicted = False
         self.frame = None  # the Agent's selected frame (id) it was made in; None: the whole tab
+        # For a filtered observation (--grep/--role): the Agent's last full one, which --diff
+        # compares with (a diff against a filtered list would call everything else "added").
+        self.full = None
 
     def expired(self, now=None):
         return self.evicted or (time.monotonic() if now is None else now) - self.created_at > OBSERVATION_TTL_S
@@ -240,6 +246,9 @@ def _expand(world, result, opts, timeout_s, depth, acc):
         child_world = World(child, context_id, world, item["frame"])
         child_world.frame_id, child_world.doc = frame_id, item.get("d", 0)
         child_world.doc_parents = child_result.get("docParents")
+        child_world.gen = child_result.get("gen")
+        acc["disabledCount"] += child_result.get("disabledCount") or 0
+        acc["disabled"].extend(child_result.get("disabled") or ())
         acc["hints"].append((child_result["hints"], _expand(child_world, child_result, opts, timeout_s, depth + 1, acc)))
     return positions
 
@@ -357,7 +366,7 @@ def register(broker, agent, raw, session, timeout_s=15.0):
     return table
 
 
-def observe(broker, agent, raw, session, limit, timeout_s=15.0, diff=False, grep=None, role=None):
+def observe(broker, agent, raw, session, limit, timeout_s=15.0, diff=False, grep=None, role=None, disabled=False):
     """A fresh observation of the tab, stored as the Agent's latest for it. With diff, only what
     changed since the Agent's previous observation of the tab (see _diff). With grep (and role),
     only the matching elements, the whole page searched (see _grep)."""
@@ -368,20 +377,26 @@ def observe(broker, agent, raw, session, limit, timeout_s=15.0, diff=False, grep
                       retryable=True, context=session.dialog_context())
     if grep is not None and not grep.strip():
         raise BPError("invalid_argument", "--grep needs a text to look for.", context={"field": "grep"})
-    prev = agent.observations.get(raw) if diff else None
     searching = grep is not None or role is not None
+    last = agent.observations.get(raw)
+    last_full = (last.full or last) if last is not None else None
+    prev = last_full if diff else None
     frame = frames.selected_frame(agent, raw, session)  # 'bp frame N': only that frame is observed
     # With --grep/--role, or in a frame, the whole tab is walked (up to the hard cap) and then cut
     # to what is wanted: the walker's element limit must not be spent on the rest of the page.
     walk_limit = MAX_LIMIT if searching or frame is not None else limit
-    opts = {"limit": walk_limit, "key": world_key(agent.key), "bound": MAX_REFS, "diff": bool(diff)}
+    opts = {"limit": walk_limit, "key": world_key(agent.key), "bound": MAX_REFS, "diff": bool(diff),
+            "disabled": bool(disabled)}
     table, result = _walk_top(broker, agent, raw, session, opts, timeout_s)
     obs = Observation(broker.browser.generation, raw, session, table.loader, table.context_id, 0, table)
     obs.frame = frame.frame_id if frame is not None else None
+    if searching:
+        obs.full = last_full
     top = World(session, table.context_id)
     top.doc_parents = result.get("docParents")
+    top.gen = result.get("gen")
     acc = {"rows": [], "omitted": 0, "reasons": set(result["truncationReasons"]), "hints": [], "table": table,
-           "changed": {}}
+           "changed": {}, "disabledCount": result.get("disabledCount") or 0, "disabled": list(result.get("disabled") or ())}
     acc["hints"].insert(0, (result["hints"], _expand(top, result, opts, timeout_s, 0, acc)))
     if frame is not None:
         _keep_frame(acc, frame.frame_id, opts["key"])
@@ -408,10 +423,20 @@ def observe(broker, agent, raw, session, limit, timeout_s=15.0, diff=False, grep
            "truncated": False, "truncationReasons": [], "hints": hints[:16]}
     if profile:
         out["profileContextId"] = profile[0]
+    # Role, name and states as Chromium's accessibility engine gives them (broker/observe/ax.py).
+    fused = set()
+    ax.annotate(table, rows, opts["key"], fused)
     matches = None
     if searching:
         rows, matches = _grep(rows, grep, role, limit, reasons)
+        ax.annotate(table, rows, opts["key"], fused)
     out["elements"] = [element for element, _ in rows]
+    if acc["disabledCount"]:
+        # Disabled controls are not actionable refs, but "no Save button" and "Save is disabled"
+        # must read differently: how many, and with --disabled which.
+        out["disabledCount"] = acc["disabledCount"]
+        if disabled:
+            out["disabledElements"] = acc["disabled"][:MAX_LIMIT]
     size = 0 if fastjson.size_within(out, MAX_BYTES) else _size(out)
     while size > MAX_BYTES and out["elements"]:  # meet the byte budget by cutting, with a reason
         dropped = out["elements"].pop()

@@ -94,7 +94,7 @@ def search(agent, raw, session, args, deadline):
     selector = args.get("selector")
     opts = {"op": "search", "query": query, "selector": selector, "limit": args.get("limit", 20),
             "caseSensitive": bool(args.get("caseSensitive")), "wholeWord": bool(args.get("wholeWord")),
-            "offset": list(frames.frame_offset(frame))}
+            "offset": list(frames.frame_offset(frame)), "visibleOnly": bool(args.get("visibleOnly"))}
     result = run_script(frame, session, opts, deadline)
     _selector_errors(result, selector or "")
     return {"url": result["url"], "title": result["title"], "totalMatches": result["totalMatches"],
@@ -105,7 +105,7 @@ def find(agent, raw, session, args, deadline, broker=None):
     frame = frames.selected_frame(agent, raw, session)
     opts = {"op": "find", "selector": args["selector"], "limit": args.get("limit", 20),
             "attributes": args.get("attributes") or [], "shadow": not args.get("noShadow"),
-            "offset": list(frames.frame_offset(frame))}
+            "offset": list(frames.frame_offset(frame)), "visibleOnly": bool(args.get("visibleOnly"))}
     if frame is None and broker is not None:
         # Each element a snapshot would list gets (or keeps) its ref number first, so a match
         # carries the same `ref` a snapshot shows. The ref table lives in the tab's own world.

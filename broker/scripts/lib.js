@@ -272,3 +272,65 @@ function scrollBoxIntoView(node, box, center) {
   win.scrollBy({left: delta(r.left, r.width, 0, win.innerWidth), top: delta(r.top, r.height, 0, win.innerHeight),
     behavior: "instant"});
 }
+
+// The "visually hidden input" of design systems (React Aria, Radix, MUI, Quasar, ...): a native
+// checkbox, radio or range input made 1px, clipped away or transparent, operated through what
+// is drawn for it — its label, or the styled box, track or thumb around it. Returns that proxy
+// (the walker offers the input with the proxy's box; the resolver hit-tests and clicks the
+// proxy: a click on a label toggles its control natively), or null when the input shows itself.
+const PROXIED_INPUTS = new Set(["checkbox", "radio", "range"]);
+function proxyOf(el, box, style) {
+  if (el.localName !== "input" || !PROXIED_INPUTS.has((el.type || "").toLowerCase())) return null;
+  const r = box || el.getBoundingClientRect();
+  const s = style || el.ownerDocument.defaultView.getComputedStyle(el);
+  const win = el.ownerDocument.defaultView;
+  const clipsAway = (st) => /rect\(\s*0(px)?[\s,]+0(px)?[\s,]+0(px)?[\s,]+0(px)?\s*\)/.test(st.clip || "") ||
+    /inset\(\s*50%/.test(st.clipPath || "");
+  let hidden = r.width <= 2 || r.height <= 2 || clipsAway(s) || parseFloat(s.opacity) === 0;
+  // Or the pattern applied to a wrapper (React Aria's <VisuallyHidden> span around the input).
+  for (let a = el.parentElement, hops = 0; !hidden && a && hops < 3 && a.localName !== "label"; a = a.parentElement, hops++) {
+    const st = win.getComputedStyle(a), b = a.getBoundingClientRect();
+    hidden = clipsAway(st) || parseFloat(st.opacity) === 0 ||
+      ((b.width <= 2 || b.height <= 2) && st.overflow !== "visible");
+  }
+  if (!hidden) return null;
+  const shown = (n) => {
+    const b = n.getBoundingClientRect();
+    if (!(b.width > 2 && b.height > 2)) return false;
+    const st = n.ownerDocument.defaultView.getComputedStyle(n);
+    return st.visibility !== "hidden" && parseFloat(st.opacity) !== 0;
+  };
+  for (const label of el.labels || []) if (shown(label)) return label;
+  // No label drawn: the nearest box around it that holds no other control (the track of a
+  // slider, the styled square of a checkbox); never a container of several fields.
+  let n = el.parentElement;
+  for (let hops = 0; n && hops < 4 && n !== el.ownerDocument.body; hops++, n = n.parentElement) {
+    if (n.querySelectorAll("input:not([type=hidden]), select, textarea, button, a[href]").length > 1) return null;
+    if (shown(n)) return n;
+  }
+  return null;
+}
+
+// Rows in the order a person sees them: a data grid that positions its rows (virtualised grids
+// place rows with transforms or absolute tops, and reorder them after a sort without moving
+// the nodes) or numbers them with aria-rowindex is read and listed by that order, not the
+// DOM's. `kids`: the element's children (an array or HTMLCollection); returned unchanged for
+// every other element.
+const ROW_HOLDERS = new Set(["grid", "treegrid", "table", "rowgroup"]);
+function visualRows(el, kids) {
+  const role = (el.getAttribute("role") || "").trim().toLowerCase();
+  if (!ROW_HOLDERS.has(role) && el.localName !== "tbody") return kids;
+  const list = Array.from(kids);
+  if (list.length < 2) return kids;
+  if (list.every((k) => k.hasAttribute("aria-rowindex"))) {
+    const at = (k) => parseInt(k.getAttribute("aria-rowindex"), 10) || 0;
+    return list.map((k, i) => [at(k), i, k]).sort((a, b) => a[0] - b[0] || a[1] - b[1]).map((x) => x[2]);
+  }
+  const win = el.ownerDocument.defaultView;
+  const positioned = list.some((k) => {
+    const s = win.getComputedStyle(k);
+    return s.position === "absolute" || s.transform !== "none";
+  });
+  if (!positioned) return kids;
+  return list.map((k, i) => [k.getBoundingClientRect().top, i, k]).sort((a, b) => a[0] - b[0] || a[1] - b[1]).map((x) => x[2]);
+}

@@ -13,7 +13,8 @@
   const reasons = new Set();
   let textBudget = MAX_TEXT;
   const ROLES = new Set(["button", "link", "textbox", "searchbox", "combobox", "listbox", "checkbox", "radio",
-    "spinbutton", "slider", "switch", "menuitem", "menuitemcheckbox", "menuitemradio", "tab", "option", "treeitem"]);
+    "spinbutton", "slider", "switch", "menuitem", "menuitemcheckbox", "menuitemradio", "tab", "option", "treeitem",
+    "row"]);
   const NAME_FROM_CONTENT = new Set(["button", "link", "tab", "menuitem", "menuitemcheckbox", "menuitemradio",
     "option", "treeitem", "switch", "checkbox", "radio"]);
   const INPUT_ROLES = {checkbox: "checkbox", radio: "radio", range: "slider", number: "spinbutton", search: "searchbox",
@@ -99,9 +100,31 @@
     const input = editorInput(el);
     return input ? clean(input.getAttribute("aria-label")) : "";
   }
+  // An element with an ARIA widget role around exactly one native control (a role=option
+  // holding a radio input, a role=button around a <button>, a role=combobox around its input):
+  // one control, offered once, as the native one inside.
+  const NATIVE = "a[href], button, input:not([type=hidden]), select, textarea";
+  function wrapsOne(el) {
+    if (!explicitRole(el) || el.matches(NATIVE)) return false;
+    const inner = el.querySelectorAll(NATIVE);
+    if (inner.length !== 1) return false;
+    // The wrapper is that control when it shows nothing else: its input's label, or the same text
+    // (a tree row holding an expand button and a file name is two controls).
+    const one = inner[0];
+    if (one.localName === "input") {
+      // Unless that input is hidden and the wrapper is what is drawn (Quasar's role=checkbox
+      // div around its transparent native input): then the wrapper is the control.
+      const st = getComputedStyle(one);
+      return st.display !== "none" && st.visibility !== "hidden" && !proxyOf(one, null, st);
+    }
+    // A tree grid's row holding an expand button and a file name is two controls.
+    return explicitRole(el) !== "row" || clean(one.textContent) === clean(el.textContent);
+  }
   function roleOf(el) {
     if (editorKind(el)) return "textbox";
     const tag = el.localName, role = explicitRole(el);
+    // A row is a control in a tree grid (Chromium: focusable, selectable, expandable), not in a table.
+    if (role === "row") return el.closest("[role=treegrid]") ? "row" : null;
     if (role && ROLES.has(role)) return role;
     if (role === "presentation" || role === "none") return null;
     if (tag === "a" && el.hasAttribute("href")) return "link";
@@ -118,16 +141,25 @@
     if (el.isContentEditable && !(el.parentElement && el.parentElement.isContentEditable)) return "textbox";
     return null;
   }
+  // Real controls inside an element: a container holding them is not itself one control.
+  const CONTROLS = "a[href], button, input:not([type=hidden]), select, textarea, summary, [role], [tabindex], [onclick], [contenteditable]";
+  // A page of text (a scrolling <main tabindex=0>, an article) is read, not pressed.
+  const CONTAINER_TEXT = 300;
+  function container(el) {
+    return !!el.querySelector(CONTROLS) || (el.textContent || "").length > CONTAINER_TEXT;
+  }
   function domOnlyRole(el, style, parentStyle) {
-    // Controls the accessibility tree misses: focusable or pointer-cursor elements with handlers.
-    if (el.hasAttribute("onclick")) return "button";
-    if (el.hasAttribute("tabindex") && el.tabIndex >= 0 && !["html", "body"].includes(el.localName)) return "button";
-    if (style.cursor === "pointer" && (!parentStyle || parentStyle.cursor !== "pointer")) return "button";
+    // Controls the accessibility tree misses: focusable or pointer-cursor elements with handlers,
+    // unless they hold other controls or a page of text (then those, or nothing, are offered).
+    let found = null;
+    if (el.hasAttribute("onclick")) found = "button";
+    else if (el.hasAttribute("tabindex") && el.tabIndex >= 0 && !["html", "body"].includes(el.localName)) found = "button";
+    else if (style.cursor === "pointer" && (!parentStyle || parentStyle.cursor !== "pointer")) found = "button";
+    if (found) return container(el) ? null : found;
     // A pointer listener Chrome reported (broker/observe/listeners.py), unless it is a container that
     // delegates for real controls inside it, or the page itself.
     const marked = globalThis.__browserPilot && globalThis.__browserPilot.listeners;
-    if (marked && marked.has(el) && !["html", "body"].includes(el.localName) &&
-        !el.querySelector("a[href], button, input, select, textarea, summary, [role], [tabindex], [onclick], [contenteditable]"))
+    if (marked && marked.has(el) && !["html", "body"].includes(el.localName) && !el.querySelector(CONTROLS))
       return "button";
     return null;
   }
@@ -195,6 +227,17 @@
   }
 
   const store = (globalThis.__browserPilot = globalThis.__browserPilot || {});
+  // The document's mutation count: what the broker learnt from the accessibility engine about
+  // an element holds while no mutation happened since (broker/observe/ax.py). Values and the
+  // checked state of native inputs change without one: those are read here, every time.
+  const watched = store.mutations || (store.mutations = {count: 0, docs: new WeakSet()});
+  function watch(doc) {
+    if (watched.docs.has(doc)) return;
+    watched.docs.add(doc);
+    new MutationObserver(() => { watched.count++; }).observe(doc, {subtree: true, childList: true, attributes: true,
+      characterData: true});
+  }
+  watch(document);
   // This Agent's ref table for the document (broker/observe/snapshot.py RefTable): one number per node
   // for as long as the node is held, never given to another node; new nodes get the next one.
   let table = store[opts.key];
@@ -217,7 +260,8 @@
   // the document each sits in (0 = this world's own). Elements say which one holds them (`d`),
   // so that the broker can keep only those of a selected frame ('bp frame').
   const docs = [null], docParents = [-1];
-  let eligible = 0, stop = false;
+  let eligible = 0, stop = false, disabledCount = 0;
+  const offList = [];
   const topModal = modalRoot(document);
   const modalRefs = [];
 
@@ -228,15 +272,37 @@
     const style = getComputedStyle(el);
     if (style.display === "none") return;
     if (el.getAttribute("aria-hidden") === "true" || el.hasAttribute("inert")) return;
-    const ownRole = roleOf(el);  // once: the children's context needs it too
+    let ownRole = roleOf(el);  // once: the children's context needs it too
+    if (ownRole && !editorKind(el) && wrapsOne(el)) ownRole = null;
     const role = ctx.editor ? null : ownRole || (ctx.insideControl ? null : domOnlyRole(el, style, ctx.parentStyle));
     let counted = false;
     if (role && style.visibility !== "hidden" && style.visibility !== "collapse") {
-      const rect = el.getBoundingClientRect();
-      const hiddenByOpacity = parseFloat(style.opacity) === 0 && !labelsOf(el).length;
+      let rect = el.getBoundingClientRect();
+      // A native checkbox, radio or range input drawn by something else (its label, a styled
+      // track): offered with that proxy's box, where a person operates it (lib.js proxyOf).
+      const proxy = proxyOf(el, rect, style);
+      // A hidden native input inside a control that is offered (Quasar's role=checkbox around
+      // it): that control is its face, one entry.
+      if (proxy && ctx.insideControl) return;
+      const target = proxy || el;
+      if (proxy) rect = proxy.getBoundingClientRect();
+      const hiddenByOpacity = !proxy && parseFloat(style.opacity) === 0 && !labelsOf(el).length;
       const inModal = !ctx.modal || composedContains(ctx.modal, el);
-      if (rect.width > 0 && rect.height > 0 && !hiddenByOpacity && !disabled(el) && inModal &&
-          style.pointerEvents !== "none" && reachable(el, rect)) {
+      const sized = rect.width > 0 && rect.height > 0;
+      const off = sized && disabled(el);
+      if (off && inModal) {
+        // Not actionable, but counted (and listed on request): "no Save button" and "Save is
+        // disabled" read differently.
+        disabledCount++;
+        if (opts.disabled && offList.length < LIMIT) {
+          const item = {role: role, name: cut(nameOf(el, role), MAX_NAME), disabled: true};
+          const value = valueOf(el, role);
+          if (value) item.value = cut(value, MAX_VALUE);
+          offList.push(item);
+        }
+      }
+      if (sized && !hiddenByOpacity && !off && inModal &&
+          (proxy || style.pointerEvents !== "none") && reachable(target, rect)) {
         eligible++;
         counted = true;
         if (els.length < LIMIT) {
@@ -262,6 +328,7 @@
       try { inner = el.contentDocument; } catch (e) { inner = null; }
       if (inner && inner.documentElement) {
         const win = inner.defaultView;
+        watch(inner);
         docs.push(el);
         docParents.push(ctx.docIndex || 0);
         visit(inner.documentElement, depth + 1, {doc: inner, win: win, modal: modalRoot(inner),
@@ -275,7 +342,7 @@
       }
       return;
     }
-    for (const child of el.children) visit(child, depth + 1, childCtx);
+    for (const child of visualRows(el, el.children)) visit(child, depth + 1, childCtx);
   }
   visit(document.documentElement, 0, {doc: document, win: window, modal: topModal, parentStyle: null,
     insideControl: false});
@@ -323,11 +390,15 @@
       return "";
     },
     function beside(el) {
-      for (const step of ["nextSibling", "previousSibling"]) {
+      // The text a control's own label would hold: after a checkbox, radio or switch, before any
+      // other control. A label that belongs to another control is that control's, never this one's.
+      const after = ["checkbox", "radio", "switch"].includes(roleOf(el) || "");
+      for (const step of after ? ["nextSibling", "previousSibling"] : ["previousSibling", "nextSibling"]) {
         let n = el[step];
         while (n && n.nodeType === 3 && !clean(n.data)) n = n[step];
         if (!n) continue;
         if (n.nodeType === 3) return n.data;
+        if (n.nodeType === 1 && n.localName === "label" && n.control && n.control !== el) continue;
         if (n.nodeType === 1 && !roleOf(n) && !n.querySelector("input, select, textarea, button, [role]")) {
           const t = textBesides(n, el);
           if (t) return t;
@@ -470,5 +541,6 @@
   const order = ["element_limit", "text_limit", "depth_limit", "byte_limit", "work_limit"];
   return {title: cut(document.title, MAX_NAME), url: location.href.slice(0, 16384), page: page, elements: out,
     truncationReasons: order.filter((r) => reasons.has(r)), hints: hints.slice(0, 16), eligible: eligible,
-    next: table.next, changed: changed, docParents: docs.length > 1 ? docParents : undefined};
+    next: table.next, changed: changed, docParents: docs.length > 1 ? docParents : undefined,
+    disabledCount: disabledCount, disabled: opts.disabled ? offList : undefined, gen: watched.count};
 })

@@ -106,6 +106,16 @@
       }
       items.push(item);
     }
+    // A read-only or disabled field shows the page's answer (a <textarea disabled> holding the
+    // reply): its value is read like text. Never an editable field's, never a password.
+    function shownValue(el) {
+      if (el.localName !== "textarea" && el.localName !== "input") return null;
+      if (!(el.disabled || el.readOnly)) return null;
+      const type = (el.type || "text").toLowerCase();
+      if (el.localName === "input" && !["text", "search", "url", "email", "tel", "number", "date", "time",
+        "datetime-local", "month", "week"].includes(type)) return null;
+      return el.value || null;
+    }
     function dropped(el) {
       if (READ_DROP.has(el.localName)) return true;
       const role = (el.getAttribute("role") || "").trim().toLowerCase();
@@ -120,6 +130,11 @@
       else if (parent.localName === "slot") {
         const assigned = parent.assignedNodes({flatten: true});
         if (assigned.length) children = assigned;
+      }
+      if (parent.nodeType === 1 && !parent.shadowRoot && parent.localName !== "slot" && parent.children.length > 1) {
+        // Positioned or aria-rowindex'd rows in the order shown (lib.js visualRows).
+        const rows = visualRows(parent, parent.children);
+        if (rows !== parent.children) children = rows;
       }
       for (const child of children) visit(child, visible, pre, depth + 1);
     }
@@ -138,11 +153,19 @@
       if (node.nodeType !== 1) return;
       const el = node;
       if (el === anchor) reading = true;
-      if (el !== root && dropped(el)) return;
+      const field = shownValue(el);
+      if (field === null && !roots.has(el) && dropped(el)) return;
       const style = styleOf(el);
       const display = style.display;
       if (display === "none") return;
       if (display !== "contents" && el.checkVisibility && !el.checkVisibility()) return;
+      if (field !== null) {
+        if (!visible || style.visibility !== "visible") return;
+        push(1);
+        push(field.replace(/\r\n?/g, "\n").replace(/ /g, "\ue000").replace(/\t/g, "\ue001").replace(/\n/g, "\ue002"));
+        push(1);
+        return;
+      }
       if (el.localName === "br") { if (style.visibility === "visible") push("\n"); return; }
       const isVisible = style.visibility === "visible";
       const isPre = /^(pre|break-spaces)/.test(style.whiteSpace) || style.whiteSpace === "pre-line" ||
@@ -155,7 +178,28 @@
       visitChildren(el, isVisible, isPre, depth);
       if (breaks) push(breaks);
     }
+    const roots = new Set([root]);
     visit(root, true, false, 0);
+    if (!opts.selector && root !== document.body && root !== document.documentElement) {
+      // What a person sees besides the main text: open dialogs and popovers (often portaled to
+      // the end of <body>), toasts and live regions, <output>s — read after it when outside it.
+      const EXTRA = "dialog[open], [role=dialog], [role=alertdialog], [aria-modal=true], :popover-open, [role=status]," +
+        " [role=alert], [role=log], [aria-live=polite], [aria-live=assertive], output";
+      const extras = [];
+      let all = [];
+      try { all = Array.from(document.querySelectorAll(EXTRA)); } catch (e) { all = []; }
+      for (const el of all) {
+        if (root.contains(el) || extras.some((x) => x.contains(el))) continue;
+        if (el.checkVisibility && !el.checkVisibility()) continue;
+        extras.push(el);
+      }
+      for (const el of extras) {
+        if (more || workCut) break;
+        roots.add(el);
+        push(2);
+        visit(el, true, false, 0);
+      }
+    }
 
     let text = "", pending = 0;
     for (const item of items) {
@@ -173,6 +217,14 @@
   const SEARCH_SKIP = new Set(["script", "style", "noscript", "template", "head", "textarea", "select", "input",
     "object", "embed"]);
 
+  function fieldValue(el) {
+    if (el.localName !== "textarea" && el.localName !== "input") return null;
+    if (!(el.disabled || el.readOnly) || styleOf(el).display === "none") return null;
+    const type = (el.type || "text").toLowerCase();
+    if (el.localName === "input" && !["text", "search", "url", "email", "tel", "number", "date", "time",
+      "datetime-local", "month", "week"].includes(type)) return null;
+    return el.value || null;
+  }
   function search() {
     const scope = opts.selector || null;
     const segments = [];  // {node, start, map: flat index - start -> offset in node.data, ctx}
@@ -207,7 +259,12 @@
       if (node.nodeType === 3) { if (inScope) addText(node, ctx, block); return; }
       if (node.nodeType !== 1) return;
       const el = node;
-      if (SEARCH_SKIP.has(el.localName)) return;
+      if (SEARCH_SKIP.has(el.localName)) {
+        // A read-only or disabled field's value is text the page shows (read() above).
+        const value = inScope || (scope !== null && el.matches(scope)) ? fieldValue(el) : null;
+        if (value) addText({data: value, field: el}, ctx, el);
+        return;
+      }
       const own = scope !== null && el.matches(scope);
       if (own) scopeHit = true;
       const style = styleOf(el);
@@ -239,10 +296,28 @@
       }
       return segments[lo];
     }
+    // bp wait --text: only a match a person can see counts (the text of a dialog still fading
+    // in, of a collapsed panel, does not).
+    function shown(s, e) {
+      const first = segmentAt(s), last = segmentAt(e - 1), node = first.node;
+      const parent = node.field || node.parentElement || (node.parentNode && node.parentNode.host) || null;
+      if (!parent || (parent.checkVisibility && !parent.checkVisibility({opacityProperty: true, visibilityProperty: true})))
+        return false;
+      let rect = null;
+      if (node.field) rect = node.field.getBoundingClientRect();
+      else try {
+        const range = node.ownerDocument.createRange();
+        range.setStart(node, first.map[s - first.start]);
+        range.setEnd(last.node, last.map[e - 1 - last.start] + 1);
+        rect = range.getBoundingClientRect();
+      } catch (err) { return false; }
+      return rect.width > 0 && rect.height > 0;
+    }
     const matches = [];
     let total = 0, m, countCut = false;
     while ((m = re.exec(text)) !== null) {
       if (m[0].length === 0) { re.lastIndex++; continue; }
+      if (opts.visibleOnly && !shown(m.index, m.index + m[0].length)) continue;
       total++;
       if (matches.length < opts.limit) matches.push([m.index, m.index + m[0].length]);
       if (total >= 100000 || ((total & 1023) === 0 && performance.now() - started > WORK_MS)) {
@@ -257,7 +332,7 @@
     const out = matches.map(([s, e], i) => {
       const first = segmentAt(s), last = segmentAt(e - 1);
       const node = first.node;
-      const parent = node.parentElement || (node.parentNode && node.parentNode.host) || null;
+      const parent = node.field || node.parentElement || (node.parentNode && node.parentNode.host) || null;
       const from = Math.max(0, s - CONTEXT_PAD), to = Math.min(text.length, e + CONTEXT_PAD);
       let context = null, same = null;
       if (group && from < group.to && e <= group.limit) { same = group.index; group.to = Math.max(group.to, to); }
@@ -266,7 +341,8 @@
       }
       if (same === null) context = "";  // filled once its group is complete
       let rect = {left: 0, top: 0, width: 0, height: 0};
-      try {
+      if (node.field) rect = node.field.getBoundingClientRect();
+      else try {
         const range = node.ownerDocument.createRange();
         range.setStart(node, first.map[s - first.start]);
         range.setEnd(last.node, last.map[e - 1 - last.start] + 1);
@@ -337,7 +413,8 @@
   function describe(el, ctx, index) {
     const style = styleOf(el), rect = el.getBoundingClientRect(), role = roleOf(el);
     const visible = rect.width > 0 && rect.height > 0 && style.visibility === "visible" &&
-      parseFloat(style.opacity) !== 0;
+      parseFloat(style.opacity) !== 0 &&
+      (!el.checkVisibility || el.checkVisibility({opacityProperty: true, visibilityProperty: true}));
     let enabled = !el.matches(":disabled");
     if (enabled && (el.closest("[inert]") || el.closest("[aria-disabled=true]"))) enabled = false;
     const password = el.localName === "input" && (el.getAttribute("type") || "").toLowerCase() === "password";
@@ -365,6 +442,14 @@
     let total = 0;
     eachElement((el, ctx) => {
       if (!el.matches(opts.selector)) return;
+      if (opts.visibleOnly) {  // bp wait --selector: only what a person can see counts
+        const found = describe(el, ctx, out.length + 1);
+        // Clipped away for good by an ancestor (a 0x0 overflow:hidden wrapper): not shown.
+        if (!found.visible || shownArea(el) === null) return;
+        total++;
+        if (out.length < opts.limit) out.push(found);
+        return;
+      }
       total++;
       if (out.length < opts.limit) out.push(describe(el, ctx, out.length + 1));
     }, opts.shadow !== false, true);

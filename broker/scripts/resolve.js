@@ -103,12 +103,14 @@
   if (el.matches(":disabled") || el.closest("[aria-disabled='true'], [inert]")) return {refuse: "disabled"};
   const style = getComputedStyle(el);
   if (style.display === "none" || style.visibility === "hidden") return {refuse: "no_layout"};
+  // A visually hidden native input is reached through what is drawn for it (lib.js proxyOf).
+  const target = proxyOf(el, null, style) || el;
   // The walker's rule (lib.js): what no scrolling can bring into view is not listed, nor acted on.
-  if (!scrollReach(el)) return {refuse: "outside_viewport"};
-  reveal(el, true, opts.nested);
+  if (!scrollReach(target)) return {refuse: "outside_viewport"};
+  reveal(target, true, opts.nested);
   for (const fe of frames) reveal(fe, false, opts.nested);
-  if (!Array.from(el.getClientRects()).some((r) => r.width > 0 && r.height > 0)) return {refuse: "no_layout"};
-  const found = hitTest(el, opts.allPoints);
+  if (!Array.from(target.getClientRects()).some((r) => r.width > 0 && r.height > 0)) return {refuse: "no_layout"};
+  const found = hitTest(target, opts.allPoints);
   if (!found) return {stale: "frame_detached"};
   const points = found.points;
   if (!points.length) return found.obstruction ? {refuse: "obscured", obstruction: found.obstruction} : {refuse: "outside_viewport"};

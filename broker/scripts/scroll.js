@@ -26,6 +26,24 @@
     }
     return page;
   }
+  // No container named and the document itself does not scroll (an app shell whose <main> or
+  // a panel scrolls): the real scroller — the one under the middle of the viewport, else the
+  // largest shown one.
+  function mainScroller(axis) {
+    if (scrollable(page, axis)) return page;
+    const hit = doc.elementFromPoint(win.innerWidth / 2, win.innerHeight / 2);
+    if (hit) { const s = scrollerFor(hit, axis); if (s !== page) return s; }
+    let best = null, area = 0, seen = 0;
+    for (const e of doc.body ? doc.body.querySelectorAll("*") : []) {
+      if (++seen > 20000) break;
+      if (!scrollable(e, axis)) continue;
+      const r = e.getBoundingClientRect();
+      const shown = Math.max(0, Math.min(r.right, win.innerWidth) - Math.max(r.left, 0)) *
+        Math.max(0, Math.min(r.bottom, win.innerHeight) - Math.max(r.top, 0));
+      if (shown > area) { best = e; area = shown; }
+    }
+    return best || page;
+  }
   const position = (s) => s === page ? {x: win.scrollX, y: win.scrollY} : {x: s.scrollLeft, y: s.scrollTop};
   function scrollTo(s, left, top) {
     const to = {behavior: "instant"};
@@ -50,7 +68,7 @@
   if (opts.mode === "relative" || opts.mode === "position") {
     const horizontal = opts.mode === "relative" && (opts.direction === "left" || opts.direction === "right");
     const axis = horizontal ? "x" : "y";
-    const s = target ? scrollerFor(target, axis) : page;
+    const s = target ? scrollerFor(target, axis) : mainScroller(axis);
     const kind = s === page ? "page" : "element";
     const before = position(s);
     if (opts.mode === "relative") {

@@ -81,7 +81,9 @@
     const lb = listboxOf(e), all = lb ? Array.from(lb.querySelectorAll("[role=option]")) : [];
     const open = role === "listbox" || (!!lb && visible(lb) && all.some(visible));
     return {kind: "aria", expanded: role === "listbox" || e.getAttribute("aria-expanded") === "true",
-      multiple: !!lb && lb.getAttribute("aria-multiselectable") === "true", requiresOpen: !open, all: all, listbox: lb,
+      // The listbox says so; closed, some widgets say it on the trigger itself.
+      multiple: (!!lb && lb.getAttribute("aria-multiselectable") === "true") || e.getAttribute("aria-multiselectable") === "true",
+      requiresOpen: !open, all: all, listbox: lb,
       items: all.map((o) => {
         const label = ariaLabel(o);
         return {label: label, value: ariaValue(o, label), selected: o.getAttribute("aria-selected") === "true",

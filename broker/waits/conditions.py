@@ -11,9 +11,10 @@ Conditions:
   (nothing else is special), case-insensitive, over the WHOLE URL (`*example.com/docs*` for
   "contains"). Already true at the start counts. Matched: the tab as `bp tabs` shows it
   `{title, url, origin, profileContextId}`.
-- text: `bp search TEXT --limit 1` finds a match (rendered text, open shadow roots, same-origin
+- text: `bp search TEXT --limit 1` finds a match a person can see (with --hidden: any match; rendered text, open shadow roots, same-origin
   frames; case-insensitive; whitespace-insensitive) in the Agent's selected frame.
-- selector: `bp find CSS --limit 1` finds an element (present in the DOM, visible or not).
+- selector: `bp find CSS --limit 1` finds an element that is visible (a box, not transparent or
+  hidden); with --hidden, any element present in the DOM.
 - dialog: a JavaScript dialog is pending on the tab (already open counts); matched: the dialog
   as `bp dialogs` lists it.
 - popup: a tab opened by this tab that this Agent has not been shown yet (`bp tabs`, an earlier
@@ -124,13 +125,15 @@ class PageProbe(Probe):
             if session.dialog_open():
                 return None  # the page is blocked: nothing can appear until it is answered
             if "text" in args:
-                found = page.search(agent, raw, session, {"query": args["text"], "limit": 1}, deadline)
+                found = page.search(agent, raw, session, {"query": args["text"], "limit": 1,
+                                                          "visibleOnly": not args.get("hidden")}, deadline)
                 bounds.check_shown(broker, self.request.op, found.get("url"))
                 if found["totalMatches"] and found["matches"]:
                     return {"url": found["url"], "title": found["title"], "totalMatches": found["totalMatches"],
                             "match": found["matches"][0]}
                 return None
-            found = page.find(agent, raw, session, {"selector": args["selector"], "limit": 1}, deadline)
+            found = page.find(agent, raw, session, {"selector": args["selector"], "limit": 1,
+                                                    "visibleOnly": not args.get("hidden")}, deadline)
             bounds.check_shown(broker, self.request.op, found.get("url"))
             if found["totalMatches"] and found["elements"]:
                 return {"url": found["url"], "title": found["title"], "totalMatches": found["totalMatches"],

@@ -22,7 +22,10 @@ from cli.output import finish
                    "searched; matches gives how many.")
 @click.option("--role", type=click.Choice(protocol.ELEMENT_ROLES),
               help="Only elements of this role (with or without --grep).")
-def snapshot(limit, diff, grep, role):
+@click.option("--disabled", is_flag=True,
+              help="Also list the disabled controls (disabledElements, each disabled: true, no ref); "
+                   "disabledCount always says how many were left out.")
+def snapshot(limit, diff, grep, role, disabled):
     """Show what can be acted on in the selected tab now, as numbered refs.
 
     An element keeps its ref number for as long as it stays in the page: every later snapshot
@@ -40,7 +43,7 @@ def snapshot(limit, diff, grep, role):
         raise click.UsageError("give --diff or --grep/--role, not both")
     if grep is not None and not grep.strip():
         raise click.BadParameter("the text is empty", param_hint="'--grep'")
-    args = given({"limit": limit}, diff=diff)
+    args = given({"limit": limit}, diff=diff, disabled=disabled)
     if grep is not None:
         args["grep"] = grep
     if role is not None:

@@ -40,19 +40,20 @@ def _render(r):
 
 @click.command()
 @click.option("--url", metavar="PATTERN", help="The tab's URL matches PATTERN: '*' is any text, case-insensitive, whole URL.")
-@click.option("--text", metavar="TEXT", help="TEXT shows on the page (like 'bp search', case-insensitive).")
-@click.option("--selector", metavar="CSS", help="An element matches CSS (present in the DOM, open shadow roots included).")
+@click.option("--text", metavar="TEXT", help="TEXT shows on the page, visibly (like 'bp search', case-insensitive).")
+@click.option("--selector", metavar="CSS", help="A visible element matches CSS (open shadow roots included).")
 @click.option("--dialog", is_flag=True, help="A JavaScript dialog is pending on the tab.")
 @click.option("--download", is_flag=True, help="A download the tab began, that no earlier wait reported, has finished.")
 @click.option("--popup", is_flag=True, help="The tab opened a tab (popup) this Agent has not been shown yet.")
 @click.option("--idle", is_flag=True, help="The page is idle: no request pending and no DOM change for 0.5 s "
               "(WebSocket, EventSource and requests open over 5 s are not waited for).")
+@click.option("--hidden", is_flag=True, help="With --text/--selector: a match counts even when it is not visible.")
 @click.option("--interval", type=click.IntRange(100, 5000), default=250, show_default=True, metavar="MS",
               help="Polling interval in milliseconds (100-5000).")
 @click.option("--timeout", "timeout_ms", type=click.IntRange(protocol.TIMEOUT_MIN_MS, protocol.TIMEOUT_MAX_MS),
               metavar="MS", help="How long to wait, in milliseconds (1-300000; default: the global --timeout "
               f"if given, else {protocol.WAIT_TIMEOUT_DEFAULT_MS}).")
-def wait(url, text, selector, dialog, download, popup, idle, interval, timeout_ms):
+def wait(url, text, selector, dialog, download, popup, idle, hidden, interval, timeout_ms):
     """Wait until one condition holds on the selected tab, at most --timeout (default 30 s).
 
     Give exactly one of --url, --text, --selector, --dialog, --download, --popup, --idle. A condition
@@ -90,6 +91,8 @@ def wait(url, text, selector, dialog, download, popup, idle, interval, timeout_m
         if name in given and not given[name].strip():
             raise invalid_argument(name, f"--{name} must not be empty.")
     args = dict(given, interval=interval)
+    if hidden:
+        args["hidden"] = True
     settings = click.get_current_context().obj
     if timeout_ms is None and not settings.timeout_given:
         timeout_ms = protocol.WAIT_TIMEOUT_DEFAULT_MS

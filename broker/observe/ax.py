@@ -1,0 +1,195 @@
+"""Chromium's accessibility engine names what the walker lists.
+
+The walker (scripts/observe.js) decides *what* an observation offers: what shows, where the
+pointer lands, what only a JavaScript listener makes clickable, editors, hidden inputs operated
+through a label or track. What each offered element *is* — its role, name, description and
+states — comes from Chromium's accessibility engine, the same answer a screen reader gets: an
+icon button named by its SVG title, a link not named by the text of an SVG <style>, a
+`role=combobox` with the value it shows, aria-expanded/pressed/required/invalid as the engine
+reads them.
+
+Measured before choosing (2 cores, loaded; tests/bench/bench_big_snapshot.py has the product
+figures): `Accessibility.getFullAXTree` takes ~23 ms on a page of 50 controls, ~410 ms at 1,000
+and ~21 s at 10,000. `getPartialAXTree` of one node costs ~0.1 ms on a small page but ~1.5-2.5 ms
+on a page of 10,000 controls (the engine brings the whole document's tree up to date for each
+call). So the engine is asked about the listed elements only, at most AX_MAX of them per
+observation, in parallel, and its answers are kept per element until the document mutates
+(the walker counts mutations): an unchanged page costs no accessibility call at all. Values and
+the checked state of native inputs change without a mutation: those stay the walker's, read
+afresh in every observation. Past AX_MAX elements (a `--limit 10000` observation) the rest keep
+the walker's own role and name.
+"""
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+
+from bp import protocol
+from bp.errors import BPError
+
+AX_MAX = 200  # elements per observation the engine names (see above)
+MAX_NAME = 4096
+MAX_PLACEHOLDER = 80  # a name that is only a placeholder (a 400-character hint) is cut here
+MAX_DESCRIPTION = 200
+ROLES = set(protocol.ELEMENT_ROLES)
+# The engine's names for controls our vocabulary calls otherwise.
+ROLE_MAP = {"DisclosureTriangle": "button", "ColorWell": "button", "Date": "textbox", "DateTime": "textbox",
+            "InputTime": "textbox", "PopUpButton": "combobox", "ToggleButton": "button"}
+GROUP = "browser-pilot-ax"
+
+ELEMENTS_OF = ("function (opts) { const t = (globalThis.__browserPilot || {})[opts.key];"
+               " return opts.refs.map((r) => { const h = t && t.byRef.get(r); return h ? h.el : null; }); }")
+
+
+def _clean(text):
+    return " ".join(str(text or "").split())
+
+
+def _props(node):
+    return {p.get("name"): (p.get("value") or {}).get("value") for p in node.get("properties") or ()}
+
+
+def facts_of(node):
+    """What an observation takes from one accessibility node: {role?, name?, ...}; {} when the
+    engine ignores the node (the walker's facts stay)."""
+    if not node or node.get("ignored"):
+        return {}
+    out = {}
+    role = (node.get("role") or {}).get("value")
+    role = ROLE_MAP.get(role, role)
+    if role in ROLES:
+        out["role"] = role
+    name_info = node.get("name") or {}
+    name = _clean(name_info.get("value"))
+    if name:
+        sources = [s for s in name_info.get("sources") or () if "value" in s and not s.get("superseded")]
+        if sources and sources[0].get("attribute") == "placeholder" and len(name) > MAX_PLACEHOLDER:
+            name = name[:MAX_PLACEHOLDER - 1].rstrip() + "\u2026"
+        out["name"] = name[:MAX_NAME]
+    description = _clean((node.get("description") or {}).get("value"))
+    if description and description != name:
+        out["description"] = description[:MAX_DESCRIPTION]
+    value = (node.get("value") or {}).get("value")
+    if value not in (None, ""):
+        out["value"] = str(value)
+    props = _props(node)
+    if props.get("checked") == "mixed":
+        out["checked"] = "mixed"
+    elif props.get("checked") == "true":
+        out["checked"] = True
+    if isinstance(props.get("expanded"), bool):
+        out["expanded"] = props["expanded"]
+    for state in ("selected", "required", "readonly"):
+        if props.get(state) is True:
+            out[state] = True
+    if props.get("pressed") in ("true", "mixed"):
+        out["pressed"] = True if props["pressed"] == "true" else "mixed"
+    if props.get("invalid") not in (None, "false"):
+        out["invalid"] = True
+    if isinstance(props.get("level"), int):
+        out["level"] = props["level"]
+    for key, field in (("valuemin", "min"), ("valuemax", "max")):
+        if isinstance(props.get(key), (int, float)):
+            out[field] = props[key]
+    if props.get("multiselectable") is True:
+        out["multiple"] = True
+    return out
+
+
+# Roles whose value the engine reads better than the walker when the walker has none: a custom
+# combobox shows its choice as text; an ARIA slider its aria-valuetext.
+VALUE_FROM_ENGINE = {"combobox", "slider", "spinbutton"}
+
+
+def fuse(element, facts):
+    """Apply the engine's facts to a walker element (in place). The walker keeps: the ref, live
+    values and native checked state, and role and name where the engine has none (listener-only
+    controls, focusable containers the engine calls generic)."""
+    if not facts:
+        return element
+    if "role" in facts:
+        element["role"] = facts["role"]
+    if "name" in facts:
+        element["name"] = facts["name"]
+    if "value" in facts and "value" not in element and element["role"] in VALUE_FROM_ENGINE:
+        element["value"] = facts["value"]
+    if facts.get("checked") == "mixed":  # (true/false: the walker's, read live)
+        element["checked"] = "mixed"
+    for field in ("description", "expanded", "selected", "pressed", "required", "readonly", "invalid", "level",
+                  "min", "max", "multiple"):
+        if field in facts:
+            element[field] = facts[field]
+    return element
+
+
+def annotate(table, rows, key, done, timeout_s=5.0):
+    """Fuse the engine's facts into the first AX_MAX (element, world) rows not yet fused (ids
+    of the fused elements are kept in `done`)."""
+    by_world = {}
+    for element, world in rows[:AX_MAX]:
+        if id(element) in done:
+            continue
+        done.add(id(element))
+        by_world.setdefault((world.session, world.context_id), (world, []))[1].append(element)
+    cache = table.ax
+    for (session, context_id), (world, elements) in by_world.items():
+        gen = getattr(world, "gen", None)
+        wanted = []
+        for element in elements:
+            entry = cache.get((id(session), context_id, element["ref"]))
+            if entry is not None and gen is not None and entry[0] == gen:
+                fuse(element, entry[1])
+            else:
+                wanted.append(element)
+        if not wanted:
+            continue
+        try:
+            found = _query(session, context_id, key, [e["ref"] for e in wanted], timeout_s)
+        except BPError:
+            continue  # the walker's facts stand (a document going away, a renderer busy)
+        if len(cache) > 4 * AX_MAX + len(found):
+            cache.clear()
+        for element, facts in zip(wanted, found):
+            if facts is None:
+                continue
+            if gen is not None:
+                cache[(id(session), context_id, element["ref"])] = (gen, facts)
+            fuse(element, facts)
+
+
+def _query(session, context_id, key, refs, timeout_s):
+    """[facts or None] for these refs of the world, asked of the engine in parallel."""
+    reply = session.call("Runtime.evaluate", {
+        "expression": f"({ELEMENTS_OF})({json.dumps({'key': key, 'refs': refs})})", "contextId": context_id,
+        "objectGroup": GROUP}, timeout_s=timeout_s)
+    array = (reply.get("result") or {}).get("objectId")
+    if not array:
+        return [None] * len(refs)
+    try:
+        props = session.call("Runtime.getProperties", {"objectId": array, "ownProperties": True},
+                             timeout_s=timeout_s).get("result") or ()
+        objects = {}
+        for prop in props:
+            name, value = prop.get("name"), prop.get("value") or {}
+            if name and name.isdigit() and value.get("objectId"):
+                objects[int(name)] = value["objectId"]
+
+        def one(index):
+            object_id = objects.get(index)
+            if object_id is None:
+                return None
+            try:
+                nodes = session.call("Accessibility.getPartialAXTree", {"objectId": object_id, "fetchRelatives": False},
+                                     timeout_s=timeout_s).get("nodes") or ()
+            except BPError:
+                return None
+            return facts_of(nodes[0]) if nodes else None
+
+        if len(refs) == 1:
+            return [one(0)]
+        with ThreadPoolExecutor(max_workers=min(8, len(refs))) as pool:
+            return list(pool.map(one, range(len(refs))))
+    finally:
+        try:
+            session.send_nowait("Runtime.releaseObjectGroup", {"objectGroup": GROUP})
+        except BPError:
+            pass
