@@ -43,6 +43,10 @@ class Targets:
         self.infos = {}  # raw target id -> targetInfo (+ "seq", "internal")
         self._seq = 0
         self.sessions = {}  # CDP session id -> a Session (broker/tabs/session.py): tab, iframe, popup guard
+        # With navigation bounds, out-of-process iframes start paused until their interception is
+        # set (broker/policy/bounds.py). Only then: a page's dedicated worker was seen to stay
+        # paused under a paused auto-attach (Material's search worker), so it is not the default.
+        self.pause_frames = False
         self.on_frame_session = None  # callback(FrameSession) as an out-of-process iframe attaches (network hub)
         self.profile_ids = {}  # browserContextId -> (public id, label)
         self.internal = set()  # raw ids of Browser Pilot's temporary pages

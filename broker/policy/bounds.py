@@ -123,6 +123,7 @@ class Bounds:
             return
         conn.popups_guarded = True
         self.broker.browser.targets.on_attached = self.attached
+        self.broker.browser.targets.pause_frames = True  # a frame's first request waits for its interception
         kinds = [{"type": "page", "exclude": False}]
         if self.broker.policy.subresources:
             kinds.append({"type": "service_worker", "exclude": False})

@@ -395,7 +395,10 @@
       const after = ["checkbox", "radio", "switch"].includes(roleOf(el) || "");
       for (const step of after ? ["nextSibling", "previousSibling"] : ["previousSibling", "nextSibling"]) {
         let n = el[step];
-        while (n && n.nodeType === 3 && !clean(n.data)) n = n[step];
+        // Past blank text and what is never shown (a <script> beside a header button is no label).
+        const unseen = (m) => m.nodeType === 1 && (["script", "style", "template", "noscript"].includes(m.localName) ||
+          m.hidden || m.getAttribute("aria-hidden") === "true");
+        while (n && ((n.nodeType === 3 && !clean(n.data)) || unseen(n))) n = n[step];
         if (!n) continue;
         if (n.nodeType === 3) return n.data;
         if (n.nodeType === 1 && n.localName === "label" && n.control && n.control !== el) continue;

@@ -28,8 +28,9 @@ LOAD_GRACE_S = 3.0
 # one waits until its session's hooks have sent what they need (the network hub's Fetch
 # interception: the person's bounds, the Agent's rules) and is resumed right after, so that
 # none of its requests comes first (measured: a Fetch.enable sent to a frame already running
-# does not survive its first commit).
-AUTO_ATTACH = {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True,
+# does not survive its first commit). Only under the person's navigation bounds
+# (Targets.pause_frames): otherwise nothing needs the pause.
+AUTO_ATTACH = {"autoAttach": True, "waitForDebuggerOnStart": False, "flatten": True,
                "filter": [{"type": "iframe", "exclude": False}]}
 MAX_FRAME_SESSIONS = 256
 MAX_DIALOG_TEXT = 4096
@@ -51,6 +52,10 @@ def dialog_record(params):
         record["defaultPrompt"] = str(params.get("defaultPrompt") or "")[:MAX_DIALOG_TEXT]
     return record
 
+
+
+def auto_attach(targets):
+    return dict(AUTO_ATTACH, waitForDebuggerOnStart=targets.pause_frames)
 
 class Session:
     """What every session-like object Targets routes events to is: a tab's (TabSession), an
@@ -137,7 +142,7 @@ class FrameSessions(Session):
             finally:
                 try:
                     # Nested OOPIFs (a third site inside the second) attach under the child.
-                    self.conn.send_nowait("Target.setAutoAttach", AUTO_ATTACH, session_id=child.session_id)
+                    self.conn.send_nowait("Target.setAutoAttach", auto_attach(self.targets), session_id=child.session_id)
                     if params.get("waitingForDebugger"):
                         self.conn.send_nowait("Runtime.runIfWaitingForDebugger", None, session_id=child.session_id)
                 except BPError:
@@ -241,7 +246,7 @@ class TabSession(FrameSessions):
         self.call("Page.setLifecycleEventsEnabled", {"enabled": True}, timeout_s=timeout_s)
         # Background tabs behave as focused (menus, focus events) without raising any window.
         self.call("Emulation.setFocusEmulationEnabled", {"enabled": True}, timeout_s=timeout_s)
-        self.call("Target.setAutoAttach", AUTO_ATTACH, timeout_s=timeout_s)
+        self.call("Target.setAutoAttach", auto_attach(self.targets), timeout_s=timeout_s)
         tree = self.call("Page.getFrameTree", timeout_s=timeout_s)["frameTree"]["frame"]
         if self.loader is None:
             self.frame_id, self.loader = tree["id"], tree.get("loaderId")

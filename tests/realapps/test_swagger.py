@@ -21,13 +21,15 @@ def operations(agent, site):
     return agent.ok("snapshot")
 
 
-def expand(agent, site, operation):
-    agent.act("click", str(refs(operations(agent, site), "button", operation)[0]))
+def expand(agent, site, summary):
+    # The operation's button by its summary: Chromium names it "GET /api /pets List pets" (Swagger
+    # breaks the path with <wbr>), and that name is what the observation gives.
+    agent.act("click", str(refs(operations(agent, site), "button", contains=summary)[0]))
     return agent.act("click", ref_of(agent.ok("snapshot"), "button", "Try it out"))
 
 
 def test_execute_lists_pets_by_status(agent, site):
-    trying = expand(agent, site, "GET /api/pets List pets")
+    trying = expand(agent, site, "List pets")
     chosen = agent.act("select", str(refs(trying, "combobox")[0]), "sold")
     agent.act("click", ref_of(chosen, "button", "Execute"))
     agent.ok("wait", "--selector", ".responses-inner .response .microlight")
@@ -39,7 +41,7 @@ def test_execute_lists_pets_by_status(agent, site):
 
 
 def test_execute_adds_a_pet_from_the_typed_body(agent, site):
-    trying = expand(agent, site, "POST /api/pets Add a pet")
+    trying = expand(agent, site, "Add a pet")
     name = f"Pet {agent.host}"
     body = json.dumps({"name": name, "status": "pending"})
     typed = agent.act("type", str(refs(trying, "textbox")[0]), body, "--clear")
@@ -52,6 +54,6 @@ def test_execute_adds_a_pet_from_the_typed_body(agent, site):
 
 
 def test_expanding_an_operation_reports_its_effect(agent, site):
-    clicked = agent.act("click", str(refs(operations(agent, site), "button", "GET /api/pets List pets")[0]))
+    clicked = agent.act("click", str(refs(operations(agent, site), "button", contains="List pets")[0]))
     assert refs(clicked, "button", "Try it out")
     assert clicked["evidence"]["status"] == "verified", clicked["evidence"]

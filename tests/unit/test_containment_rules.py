@@ -156,7 +156,7 @@ def test_a_waiting_frame_is_resumed_after_its_hooks_even_when_they_fail():
         sent.append(("hook", child.session_id))
         raise RuntimeError("boom")
 
-    targets = SimpleNamespace(sessions={}, on_frame_session=hook)
+    targets = SimpleNamespace(sessions={}, on_frame_session=hook, pause_frames=True)
     parent = Tab()
     parent.conn, parent.targets, parent.listeners = conn, targets, []
     parent._init_children()
