@@ -69,6 +69,15 @@ def pending_browser(tmp_path):
     listener.close()
 
 
+def pytest_collection_modifyitems(items):
+    from tests.known_gaps import GAPS
+
+    for item in items:
+        reason = GAPS.get(item.nodeid)
+        if reason is not None:
+            item.add_marker(pytest.mark.xfail(reason=reason, strict=True))
+
+
 def pytest_runtest_logreport(report):
     realapps_figures.collect(report)
 

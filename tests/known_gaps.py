@@ -1,0 +1,36 @@
+"""Tests that fail today for a gap issue 26 names and that is not built yet, each with its cause.
+
+They run in the default suite as strict xfails: a gap that closes turns its test into a failure
+(XPASS strict) until its line here is removed, so nothing here hides a regression of what works.
+Measured on the merged tree of 2026-12-03; the closing note of that stop has the table.
+"""
+
+AGREEMENT = "issue 26 item 7: Chromium exposes operable controls the observation neither offers nor explains"
+GRID = "issue 26 item 6: editable grid/table cells are not offered as such"
+GAPS = {
+    # The agreement check (tests/agreement/measure.py) on the corpus: controls covered, transparent,
+    # pointer-events:none or zero-size that Chromium exposes and the walker leaves out unexplained.
+    "tests/agreement/test_corpus_agreement.py::test_corpus_page_agrees_with_chromium[covered]": AGREEMENT,
+    "tests/agreement/test_corpus_agreement.py::test_corpus_page_agrees_with_chromium[opacity_zero]": AGREEMENT,
+    "tests/agreement/test_corpus_agreement.py::test_corpus_page_agrees_with_chromium[pointer_events_none]": AGREEMENT,
+    "tests/agreement/test_corpus_agreement.py::test_corpus_page_agrees_with_chromium[zero_size]": AGREEMENT,
+    "tests/realapps/test_agreement.py::test_screen_agrees_with_chromium[tom-select ship form]": AGREEMENT,
+    "tests/realapps/test_agreement.py::test_screen_agrees_with_chromium[mkdocs-material]": AGREEMENT,
+    "tests/realapps/test_agreement.py::test_screen_agrees_with_chromium[swagger-ui]": AGREEMENT,
+    "tests/realapps/test_agreement.py::test_screen_agrees_with_chromium[python docs json]": AGREEMENT,
+    "tests/realapps/test_agreement.py::test_screen_agrees_with_chromium[react-aria-components]": AGREEMENT,
+    "tests/realapps/test_agreement.py::test_screen_agrees_with_chromium[mui]": AGREEMENT,
+    "tests/realapps/test_agreement.py::test_screen_agrees_with_chromium[nicegui (quasar)]": AGREEMENT,
+    "tests/realapps/test_agreement.py::test_screen_agrees_with_chromium[dash]": AGREEMENT,
+    "tests/realapps/test_dash.py::test_data_table_edit_the_price_of_tea": GRID,
+    "tests/realapps/test_mui.py::test_data_grid_edit_the_price_of_tea": GRID,
+    "tests/realapps/test_nicegui.py::test_aggrid_edit_the_price_of_tea": GRID,
+    "tests/realapps/test_nicegui.py::test_menu_share_by_email_through_the_submenu":
+        "issue 26 item 2: Quasar's submenu entry disappears from the observation once its menu is open",
+    "tests/realapps/test_nicegui.py::test_file_upload_attach_a_file":
+        "issue 25 item 9: Quasar clears its input after upload, so the evidence says file_count_mismatch",
+    "tests/realapps/test_react_aria.py::test_combobox_type_and_click_the_listed_option":
+        "issue 25/26: a click on React Aria's listed option reports verified while the combobox clears",
+    "tests/realapps/test_bootstrap.py::test_date_type_march_14":
+        "issue 26: bp type into a native <input type=date> does not give the typed date",
+}
