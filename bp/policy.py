@@ -27,6 +27,7 @@ EXEMPT = frozenset({ops.OP_PING})
 DENIED_MESSAGE = "The person's policy forbids it: this Browser Pilot service was started with a policy that removes it."
 _ORIGIN_RE = re.compile(r"^([a-z][a-z0-9+.-]*)://(\[[0-9a-f:.]+\]|[^/:?#@\s\[\]]+)(?::(\*|[0-9]{1,5}))?$")
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
+_SOCKET_SCHEMES = {"http": "ws", "https": "wss", "ws": "ws", "wss": "wss"}
 
 
 def path_for(home_dir):
@@ -75,6 +76,29 @@ class OriginPattern:
         if any(p != "*" and p != h for p, h in zip(self.labels, labels)):
             return False
         return self.port == "*" or self.port == port
+
+
+    def socket_patterns(self):
+        """URLPattern strings (the syntax of CDP's Network.emulateNetworkConditionsByRule) for the
+        WebSocket URLs of this origin: ws:// for http, wss:// for https (a WebSocket's origin
+        is its page's scheme). The URL parser keeps two spellings apart that reach the same
+        host, so each comes with its twin: a trailing dot, and an IPv4 address written as an
+        IPv4-mapped IPv6 literal. A `*` label is a named group: exactly one label."""
+        scheme = _SOCKET_SCHEMES.get(self.scheme)
+        if scheme is None:
+            return []
+        port = "*" if self.port == "*" else str(self.port)
+        hosts = [".".join(f":h{i}" if label == "*" else label for i, label in enumerate(self.labels))]
+        if hosts[0].startswith("["):
+            hosts[0] = hosts[0].replace(":", "\\:")  # `:` opens a named group in a URLPattern
+        elif all(label.isdigit() for label in self.labels) and len(self.labels) == 4:
+            import ipaddress
+
+            mapped = ipaddress.IPv6Address("::ffff:" + hosts[0]).compressed
+            hosts.append(f"[{mapped}]".replace(":", "\\:"))
+        else:
+            hosts.append(hosts[0] + ".")
+        return [f"{scheme}://{host}:{port}/*" for host in hosts]
 
 
 def _pattern_labels(host, text, field):

@@ -48,6 +48,7 @@ class Targets:
         # paused under a paused auto-attach (Material's search worker), so it is not the default.
         self.pause_frames = False
         self.on_frame_session = None  # callback(FrameSession) as an out-of-process iframe attaches (network hub)
+        self.on_worker_session = None  # callback(parent session, worker's session id) (network hub)
         self.profile_ids = {}  # browserContextId -> (public id, label)
         self.internal = set()  # raw ids of Browser Pilot's temporary pages
         self.on_destroyed = []  # callbacks(raw id)

@@ -155,12 +155,13 @@ class Hub(Bounds, Interception, Console):
         session.raw_network = self.raw_event  # frames' sessions share it (broker/tabs/session.py FrameSession)
         session.listeners.append(self.listener)
         session.targets.on_frame_session = self.frame_attached
+        session.targets.on_worker_session = self.worker_attached
         self.sync(session)
 
     def frame_attached(self, child):
         """An out-of-process iframe of a tab attached (relay thread): same journal and rules as
         its tab. Its requests before this moment are not seen."""
-        child.fetch_state = None
+        child.fetch_state = child.socket_state = None
         child.runtime_enabled = child.network_enabled = False
         child.fetch_refreshed = False
         self.sync(child)
@@ -170,11 +171,26 @@ class Hub(Bounds, Interception, Console):
         timer.daemon = True
         timer.start()
 
+    def worker_attached(self, parent, session_id):
+        """A dedicated worker of a held tab (or of its frame) attached, paused (relay thread): its
+        WebSockets are its own requests, so the bounds' socket conditions go to it too."""
+        want = self.socket_rules(parent)
+        if want is None:
+            return
+        try:
+            parent.conn.send_nowait("Network.enable", NETWORK_BUFFERS, session_id=session_id)
+            parent.conn.send_nowait("Network.emulateNetworkConditionsByRule", {"matchedNetworkConditions": want},
+                                    session_id=session_id)
+        except BPError:
+            pass
+
     def refresh_frame(self, child):
         if child.alive and not child.fetch_refreshed:
             child.fetch_refreshed = True
             if child.fetch_state is not None:
                 child.fetch_state = "refresh"  # differs from any wanted state: sent again
+            if child.socket_state is not None:
+                child.socket_state = "refresh"
             self.sync(child)
 
     def sync(self, session):
@@ -186,6 +202,7 @@ class Hub(Bounds, Interception, Console):
             session.network_enabled = session.runtime_enabled = held
             self._send(session, "Network.enable" if held else "Network.disable", NETWORK_BUFFERS if held else None)
             self._send(session, "Runtime.enable" if held else "Runtime.disable", None)
+        self._sync_sockets(session)
         want = None
         if state is not None and (state.rules or state.auth):
             want = (ALL_REQUESTS, bool(state.auth))  # every request: bounds are checked first
@@ -204,6 +221,17 @@ class Hub(Bounds, Interception, Console):
                 session.send_nowait("Fetch.enable", {"patterns": [dict(p) for p in want[0]], "handleAuthRequests": want[1]})
         except BPError:
             session.fetch_state = None
+
+    def _sync_sockets(self, session):
+        """The bounds' WebSocket conditions (broker/policy/bounds.py socket_conditions) on this
+        session exactly while it is held, sent after Network.enable."""
+        want = self.socket_rules(session)
+        if session.socket_state == want or not session.alive:
+            return
+        if want is None and session.socket_state is None:
+            return
+        session.socket_state = want
+        self._send(session, "Network.emulateNetworkConditionsByRule", {"matchedNetworkConditions": want or []})
 
     def on_use(self, session):
         """Hook of every later use of a tab session: interception follows the tab's current holder."""

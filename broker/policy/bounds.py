@@ -20,6 +20,23 @@ log = logging.getLogger("broker.network")
 
 ALL_REQUESTS = ({"urlPattern": "*", "requestStage": "Request"},)
 DOCUMENT_PATTERNS = ({"urlPattern": "*", "resourceType": "Document", "requestStage": "Request"},)
+# Network conditions that change nothing: a rule that lets a WebSocket through as it is.
+_AS_IS = {"latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}
+_EVERY_SOCKET = ("ws://*:*/*", "wss://*:*/*")
+
+
+def socket_conditions(rules):
+    """`Network.emulateNetworkConditionsByRule` entries that take a held tab's WebSocket
+    handshakes to origins outside the bounds offline (with `subresources`). Fetch never pauses a
+    handshake and `Network.setBlockedURLs` does not stop one (measured, Chromium 156); per-URL
+    offline emulation does, inside the browser, before a byte is sent. The first matching entry
+    wins: the blocked origins (offline), then the allowed ones (as they are), then every other
+    socket (offline) when there is an allow list."""
+    out = [dict(_AS_IS, urlPattern=u, offline=True) for p in rules.block for u in p.socket_patterns()]
+    if rules.allow is not None:
+        out += [dict(_AS_IS, urlPattern=u) for p in rules.allow for u in p.socket_patterns()]
+        out += [dict(_AS_IS, urlPattern=u, offline=True) for u in _EVERY_SOCKET]
+    return out
 
 
 class Bounds:
@@ -33,6 +50,14 @@ class Bounds:
         if not rules.bounds or self._holder(session) is None:
             return None
         return self._bounds_patterns(rules)
+
+    def socket_rules(self, session):
+        """The WebSocket conditions this session needs (socket_conditions), or None: only on a
+        tab someone holds, with `subresources`."""
+        rules = self.broker.policy
+        if not (rules.bounds and rules.subresources) or self._holder(session) is None:
+            return None
+        return socket_conditions(rules)
 
     @staticmethod
     def _bounds_patterns(rules):
@@ -167,6 +192,10 @@ class Bounds:
                 self.broker.browser.targets.sessions[session_id] = guard
                 patterns = self._bounds_patterns(self.broker.policy)
                 conn.send_nowait("Fetch.enable", {"patterns": [dict(p) for p in patterns]}, session_id=session_id)
+                if self.broker.policy.subresources:
+                    conn.send_nowait("Network.emulateNetworkConditionsByRule",
+                                     {"matchedNetworkConditions": socket_conditions(self.broker.policy)},
+                                     session_id=session_id)
         except Exception:  # whatever went wrong, the new tab must not stay paused
             log.exception("the popup guard could not judge a new tab")
             held = False

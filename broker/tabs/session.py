@@ -55,7 +55,13 @@ def dialog_record(params):
 
 
 def auto_attach(targets):
-    return dict(AUTO_ATTACH, waitForDebuggerOnStart=targets.pause_frames)
+    if not targets.pause_frames:
+        return AUTO_ATTACH
+    # With the pause on, Chromium holds a new dedicated worker until a debugger lets it go,
+    # attached or not (measured, Chromium 156: a page's worker never ran under the bounds); so
+    # workers are attached too, given what the bounds need, and let go (FrameSessions._worker).
+    return dict(AUTO_ATTACH, waitForDebuggerOnStart=True, filter=AUTO_ATTACH["filter"] + [{"type": "worker",
+                                                                                          "exclude": False}])
 
 class Session:
     """What every session-like object Targets routes events to is: a tab's (TabSession), an
@@ -99,6 +105,7 @@ class FrameSessions(Session):
 
     # Per-feature state, declared here and owned by the feature named (nobody else sets it).
     fetch_state = None  # the Fetch interception sent to this session (broker/network/journal.py)
+    socket_state = None  # the bounds' WebSocket conditions sent to it (broker/policy/bounds.py)
     fetch_refreshed = False  # an iframe's Fetch.enable sent again after its first commit (journal)
     runtime_enabled = False  # Runtime events on for the console journal (journal)
     settling = None  # the settle armed for the action running on this tab (broker/actions/settle.py)
@@ -123,6 +130,9 @@ class FrameSessions(Session):
     def _child_event(self, method, params):
         if method == "Target.attachedToTarget":
             info = params.get("targetInfo") or {}
+            if info.get("type") == "worker" and params.get("sessionId"):
+                self._worker(params["sessionId"], params.get("waitingForDebugger"))
+                return
             if info.get("type") != "iframe" or len(self.children) >= MAX_FRAME_SESSIONS:
                 if params.get("waitingForDebugger") and params.get("sessionId"):
                     try:  # not ours to follow: it must not stay paused
@@ -151,6 +161,21 @@ class FrameSessions(Session):
             child = self.children.pop(params.get("sessionId"), None)
             if child is not None:
                 child.detached()
+
+    def _worker(self, session_id, waiting):
+        """A dedicated worker of this session's document (attached only under the bounds): the
+        network hub gives it what the bounds need for its own sockets, then it runs. It stays
+        attached (what was sent lasts as long as the session) and is otherwise left alone."""
+        hook = self.targets.on_worker_session
+        try:
+            if hook is not None:
+                hook(self, session_id)
+        finally:
+            if waiting:
+                try:
+                    self.conn.send_nowait("Runtime.runIfWaitingForDebugger", None, session_id=session_id)
+                except BPError:
+                    pass
 
     def _drop_children(self):
         for child in list(self.children.values()):

@@ -169,14 +169,6 @@ SOCKET = ("new Promise(r => { const s = new WebSocket(%s); s.onerror = s.onclose
           " setTimeout(() => r(0), 3000); })")
 
 
-OPEN_GAP_WEBSOCKET = (
-    "Open gap: Chrome 156 sends a WebSocket handshake without pausing it in Fetch, and neither "
-    "Network.setBlockedURLs nor a Content-Security-Policy added by Fetch.continueResponse stops it; a CSP "
-    "added by fulfilling the document does, but a fulfilled document loses its address space and Local "
-    "Network Access then blocks its requests to loopback and private origins (measured). See docs/policy.md.")
-
-
-@pytest.mark.xfail(strict=True, reason=OPEN_GAP_WEBSOCKET)
 def test_websocket_handshake_to_a_forbidden_origin(home, env_for, pages, forbidden):
     env = start(home, env_for, allow_only(pages, subresources=True))
     marker = os.urandom(4).hex()
@@ -188,6 +180,39 @@ def test_websocket_handshake_to_a_forbidden_origin(home, env_for, pages, forbidd
     ok(home, env, "eval", SOCKET % json.dumps(allowed))
     assert reached(pages, f"ws-ok-{marker}")
     assert reached(forbidden, f"ws-{marker}") == []
+
+
+def test_websocket_from_a_worker_and_a_cross_site_frame(home, env_for, pages, forbidden):
+    """The held tab's dedicated worker and its out-of-process iframe open sockets of their own."""
+    env = start(home, env_for, allow_only(pages, subresources=True))
+    marker = os.urandom(4).hex()
+    ws = f"ws://127.0.0.1:{forbidden.port}"
+    worker = f"new Worker(URL.createObjectURL(new Blob([\"new WebSocket('{ws}/worker-{marker}')\"])))"
+    frame = pages.page(f"<p>inner</p><script>new WebSocket('{ws}/frame-{marker}');"
+                       f" setTimeout(() => new WebSocket('{ws}/frame-late-{marker}'), 800)</script>",
+                       title="inner", site="a")
+    ok(home, env, "open", pages.page(f"<script>{worker}</script><iframe src='{frame}'></iframe>",
+                                     title=f"outer-{marker}"))
+    assert helpers.wait_until(lambda: reached(pages, "title=inner"), 10)
+    time.sleep(2.0)
+    got = reached(forbidden, marker)
+    assert got == [], "\n".join(got)
+
+
+def test_websocket_to_every_spelling_of_a_blocked_host(home, env_for, pages, forbidden):
+    port = forbidden.port
+    env = start(home, env_for, {"version": 1, "origins": {"block": [f"http://127.0.0.1:{port}",
+                                                                    f"http://localhost:{port}"],
+                                                          "subresources": True}})
+    marker = os.urandom(4).hex()
+    ok(home, env, "open", pages.page("<p>ws</p>", title=f"wss-{marker}"))
+    for i, origin in enumerate(spellings(port)):
+        ok(home, env, "eval", SOCKET % json.dumps(origin.replace("http:", "ws:") + f"/ws-{marker}-{i}"))
+    allowed = f"ws://127.0.0.1:{pages.port}/ws-ok-{marker}"
+    ok(home, env, "eval", SOCKET % json.dumps(allowed))
+    assert reached(pages, f"ws-ok-{marker}")
+    got = reached(forbidden, marker)
+    assert got == [], "\n".join(got)
 
 
 def test_an_allowed_cross_site_iframe_reaching_a_forbidden_origin(home, env_for, pages, forbidden):
@@ -387,3 +412,16 @@ def test_a_dedicated_workers_fetch_and_a_beacon(home, env_for, pages, forbidden)
     time.sleep(2.0)
     got = reached(forbidden, marker)
     assert got == [], got
+
+
+@pytest.mark.parametrize("subresources", [False, True])
+def test_a_dedicated_worker_still_runs_under_the_bounds(home, env_for, pages, subresources):
+    """The bounds hold new targets until they are judged; a page's own worker must not stay held
+    (it did: Chromium held every dedicated worker under the pause, so search boxes backed by a
+    worker never answered)."""
+    env = start(home, env_for, allow_only(pages, subresources=subresources))
+    ok(home, env, "open", pages.page("<p>worker</p>", title="worker"))
+    answer = ok(home, env, "eval", "new Promise(r => { const w = new Worker(URL.createObjectURL(new Blob("
+                                   "['postMessage(6 * 7)']))); w.onmessage = e => r(e.data);"
+                                   " setTimeout(() => r('no answer'), 3000); })")
+    assert answer["value"] == 42, answer
