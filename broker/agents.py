@@ -177,8 +177,10 @@ class Agents:
                 current, depth = popups.get(current), depth + 1
             return self.control.get(raw), "user_tab"
 
-    def acquire(self, agent, raw, popups):
-        """Control raw for agent, or target_busy when another live Agent holds it."""
+    def check_free(self, agent, raw, popups):
+        """target_busy when another live Agent holds raw. Checked before anything looks at the
+        page (the person's bounds included), so another Agent's tab is refused without a word
+        about where it is."""
         with self.lock:
             holder, origin = self.owner(raw, popups)
             if holder and holder != agent.key:
@@ -186,6 +188,13 @@ class Agents:
                 if other is not None and other.lease_active(self._clock()):
                     raise BPError("target_busy", "Another Agent controls this tab.", retryable=True,
                                   context={"origin": origin})
+            return holder, origin
+
+    def acquire(self, agent, raw, popups):
+        """Control raw for agent, or target_busy when another live Agent holds it."""
+        with self.lock:
+            holder, origin = self.check_free(agent, raw, popups)
+            if holder and holder != agent.key:
                 self.control.pop(raw, None)
             if origin == "user_tab":
                 self.control[raw] = agent.key

@@ -86,6 +86,7 @@ def find_tab(broker, agent, selector):
 def select(broker, agent, raw):
     """Select and control raw for this Agent (target_busy if another Agent holds it). The
     previously selected user tab is released: an Agent holds one user tab at a time."""
+    broker.agents.check_free(agent, raw, broker.browser.popups())  # before the bounds look at its page
     check_tab(broker, raw)
     origin = broker.agents.acquire(agent, raw, broker.browser.popups())
     previous = agent.selected

@@ -8,7 +8,7 @@ Ways around tried (the report lists each result):
 - history traversal into a forbidden page restored from the back/forward cache (bp eval, the
   page's own timer), and a bp wait polling through it;
 - bp wait --text/--selector (alone and as a batch step) on a tab that left the bounds;
-- a WebSocket handshake, and fetch/img/WebSocket from an allowed cross-site (out-of-process)
+- a WebSocket handshake (every host spelling, from a dedicated worker), and fetch/img/WebSocket from an allowed cross-site (out-of-process)
   iframe, with subresources;
 - host spellings of a blocked origin (trailing dot, IPv4-mapped IPv6, decimal/hex/octal IPv4,
   case), by bp open and by links, and Chrome's own reading of them;

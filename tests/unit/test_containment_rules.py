@@ -173,3 +173,45 @@ def test_every_session_kind_shares_the_protocol():
     for kind in (TabSession, FrameSession, PopupGuard):
         assert issubclass(kind, Session)
     assert TabSession.is_tab and not FrameSession.is_tab and not PopupGuard.is_tab and PopupGuard.guard
+
+
+def test_taking_another_agents_tab_says_busy_and_nothing_of_its_page():
+    """`bp tab N` on a tab another Agent holds, which committed a page outside the bounds (a
+    back/forward-cache restore): target_busy, never tab_outside_bounds with the page's origin."""
+    from broker.agents import Agents
+    from broker.tabs import routing
+
+    agents = Agents()
+    a, b = agents.touch("agent-a"), agents.touch("agent-b")
+    agents.add_managed(a, "T1")
+    session = SimpleNamespace(outside_origin="http://secret.example")
+    broker = SimpleNamespace(
+        agents=agents, policy=make({"version": 1, "origins": {"allow": ["http://allowed.example"]}}),
+        browser=SimpleNamespace(popups=dict, workers=SimpleNamespace(session=lambda raw: session),
+                                targets=SimpleNamespace(info=lambda raw: {"url": "http://secret.example/"})))
+    with pytest.raises(BPError) as caught:
+        routing.select(broker, b, "T1")
+    assert caught.value.code == "target_busy"
+    assert "secret" not in repr(caught.value.to_dict() if hasattr(caught.value, "to_dict") else vars(caught.value))
+    with pytest.raises(BPError) as own:  # its own Agent is told, as before
+        routing.select(broker, a, "T1")
+    assert own.value.context.get("reason") == "tab_outside_bounds"
+
+
+def test_socket_conditions_take_every_other_websocket_offline():
+    """The WebSocket conditions (broker/policy/bounds.py): blocked spellings first (offline), then
+    the allowed origins as they are, then every other socket offline; `*` is one label."""
+    rules = make({"version": 1, "origins": {"allow": ["http://127.0.0.1:*", "https://*.example.com"],
+                                            "block": ["http://localhost:8080", "http://[::1]:9"],
+                                            "subresources": True}})
+    got = [(c["urlPattern"], c.get("offline", False)) for c in bounds.socket_conditions(rules)]
+    assert got == [("ws://localhost:8080/*", True), ("ws://localhost.:8080/*", True), ("ws://[\\:\\:1]:9/*", True),
+                   ("ws://127.0.0.1:*/*", False), ("ws://[\\:\\:ffff\\:7f00\\:1]:*/*", False),
+                   ("wss://:h0.example.com:443/*", False), ("wss://:h0.example.com.:443/*", False),
+                   ("ws://*:*/*", True), ("wss://*:*/*", True)]
+    for condition in bounds.socket_conditions(rules):
+        assert condition["latency"] == 0 and condition["downloadThroughput"] == -1  # nothing else emulated
+    # A block list alone lets every other socket through.
+    only_block = make({"version": 1, "origins": {"block": ["https://bank.example"], "subresources": True}})
+    assert [c["urlPattern"] for c in bounds.socket_conditions(only_block)] == ["wss://bank.example:443/*",
+                                                                              "wss://bank.example.:443/*"]
