@@ -372,9 +372,10 @@ def test_batch_mixing_allowed_and_forbidden_steps(home, env_for, pages, forbidde
 
 
 @pytest.mark.xfail(strict=True, reason="Open gap: speculation-rules prefetch (and the prefetch a prerender "
-                                      "starts with) is fetched by the browser process, outside the tab's Fetch "
-                                      "interception and Network.setBlockedURLs; Page.setPrerenderingAllowed(false) "
-                                      "does not stop it (measured on Chrome 156). See docs/policy.md.")
+                                      "starts with) is fetched by the browser's prefetch service, outside tab- and "
+                                      "browser-level Fetch, Network.setBlockedURLs, per-URL offline conditions, "
+                                      "setCacheDisabled, data saver and Page.setPrerenderingAllowed(false) "
+                                      "(measured on Chrome 156). See docs/policy.md.")
 def test_speculation_rules_prerender_and_prefetch_stay_inside(home, env_for, pages, forbidden):
     env = start(home, env_for, allow_only(pages, subresources=True))
     marker = os.urandom(4).hex()
