@@ -6,7 +6,7 @@ forms of the hot commands are read here by a small parser, and everything else â
 command, `--help`, `--human` or a terminal on stdout, an option spelling not in the command's
 table, anything that would be an error â€” goes to the full click application (cli/main.py),
 which owns every message and error. The options and arguments come from cli/fast_table.py,
-generated from the click declarations (python -m cli.fast_table_gen); the rule that keeps the
+generated from the click declarations (python scripts/fast_table_gen.py); the rule that keeps the
 two in step: this parser accepts a subset of what click accepts and builds the same request
 from it (tests/unit/test_fast_path.py checks that against the click commands, argv by argv).
 """
@@ -110,7 +110,7 @@ def _values(params, argv):
         return None
     for param, text in zip(arguments, positionals):
         given[param[1]] = (param, text)
-    values = {}
+    values = _Reads(given)
     for param in params:
         kind, name, _, type_, default, required, callback = param
         if name not in given:
@@ -128,6 +128,24 @@ def _values(params, argv):
             return None
         values[name] = value
     return values
+
+
+class _Reads(dict):
+    """A command's values that remember which ones its builder read: a value given on the command
+    line that the builder never read is an option this path does not know how to send (a flag
+    added to the click command after its builder here was written), so the argv is click's."""
+
+    def __init__(self, given):
+        super().__init__()
+        self.given = frozenset(given)
+        self.read = set()
+
+    def __getitem__(self, name):
+        self.read.add(name)
+        return super().__getitem__(name)
+
+    def unread(self):
+        return self.given - self.read
 
 
 def plan(argv, environ=os.environ):
@@ -184,6 +202,8 @@ def plan(argv, environ=os.environ):
             timeout_ms = values["timeout_ms"]
         elif settings["timeout"] is None:
             timeout_ms = protocol.WAIT_TIMEOUT_DEFAULT_MS
+    if values.unread():
+        return None
     fields = {"client_key": settings["client_key"], "request_id": settings["request_id"], "timeout_ms": timeout_ms}
     return fields, op, args
 

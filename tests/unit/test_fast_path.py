@@ -153,10 +153,22 @@ def test_wait_takes_its_deadline_as_click_does(globals_, rest):
         check_same([*globals_, "wait", *rest], monkeypatch)
 
 
-def test_the_argument_table_is_the_click_declarations():
-    from cli import fast_table, fast_table_gen
+def table_generator():
+    """scripts/fast_table_gen.py: a tool of the source tree, not a module of the package."""
+    import importlib.util
+    import pathlib
 
-    assert fast_table.COMMANDS == fast_table_gen.generate(), "run: python -m cli.fast_table_gen"
+    path = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "fast_table_gen.py"
+    spec = importlib.util.spec_from_file_location("fast_table_gen", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_argument_table_is_the_click_declarations():
+    from cli import fast_table
+
+    assert fast_table.COMMANDS == table_generator().generate(), "run: python scripts/fast_table_gen.py"
     assert set(fast_table.COMMANDS) == set(fast._BUILDERS)
     # Every parameter type and callback in the table is one the fast path reads (else: never taken).
     for params in fast_table.COMMANDS.values():
@@ -197,3 +209,75 @@ def test_shell_completion_reaches_click_untouched(monkeypatch):
     monkeypatch.setattr(fast, "run", lambda *planned: called.append("fast"))
     fast.main()
     assert called == [True]
+
+
+# --- argv drawn from the click declarations themselves: a new option is covered the day it exists --
+
+def _samples(param):
+    """Values of one click parameter's type, edges included, plus a few it refuses."""
+    import click
+
+    kind = param.type
+    if isinstance(kind, click.IntRange):
+        low, high = kind.min if kind.min is not None else 0, kind.max if kind.max is not None else 10 ** 6
+        return [str(v) for v in (low, high, low - 1, high + 1, (low + high) // 2)] + ["x", "٣"]
+    if isinstance(kind, click.FloatRange):
+        return ["0", "0.5", "1", "400", "1e3", "-1"]
+    if isinstance(kind, click.Choice):
+        return list(kind.choices) + [str(kind.choices[0]).upper(), "nope"]
+    return ["x", "a b", "", "-", " ", "#top", "3", "*x*", "example.com", "href,title", "Enter"]
+
+
+def _argv_strategy(name):
+    """Hypothesis argv for one hot command, from its click parameters: any subset of its options
+    (each spelling, `--opt=value` too) in any order, and its arguments."""
+    import click
+
+    from cli.main import cli
+
+    command = cli.get_command(click.Context(cli), name)
+    parts = []
+    for param in command.params:
+        if param.param_type_name == "argument":
+            parts.append(st.sampled_from(_samples(param)).map(lambda v: [v]))
+            continue
+        spellings = list(param.opts) + list(param.secondary_opts)
+        if param.is_flag:
+            parts.append(st.sampled_from(spellings).map(lambda s: [s]))
+            continue
+        values = _samples(param)
+        parts.append(st.tuples(st.sampled_from(spellings), st.sampled_from(values), st.booleans()).map(
+            lambda t: [f"{t[0]}={t[1]}"] if t[2] and t[0].startswith("--") else [t[0], t[1]]))
+    if not parts:
+        return st.just([])
+    return st.lists(st.sampled_from(range(len(parts))), max_size=len(parts) + 1).flatmap(
+        lambda picks: st.tuples(*[parts[i] for i in picks])).map(lambda chunks: [t for c in chunks for t in c])
+
+
+@pytest.mark.parametrize("name", sorted(fast._BUILDERS))
+def test_every_declared_option_of_a_hot_command_agrees_with_click(name):
+    @settings(max_examples=60, deadline=None)
+    @given(_argv_strategy(name))
+    def check(rest):
+        with pytest.MonkeyPatch.context() as monkeypatch:
+            check_same([name, *rest], monkeypatch)
+
+    check()
+
+
+def test_a_flag_added_to_click_is_never_dropped_by_the_fast_path(monkeypatch):
+    """The drift the fast path once had: add `--force` to `bp click` and regenerate the table,
+    and the fast path parsed the flag and sent the request without it. Now an option its
+    builder does not read sends the argv to click."""
+    import click
+
+    from cli import fast_table
+    from cli.main import cli
+
+    command = cli.get_command(click.Context(cli), "click")
+    force = click.Option(["--force"], is_flag=True, help="A flag the fast path's builder knows nothing of.")
+    monkeypatch.setattr(command, "params", [*command.params, force])
+    monkeypatch.setattr(fast_table, "COMMANDS", table_generator().generate())
+    assert any(p[1] == "force" for p in fast_table.COMMANDS["click"])  # the table knows the flag
+    assert fast.plan(["click", "3", "--force"], {}) is None  # so click gets the argv, flag and all
+    assert fast.plan(["click", "3"], {}) is not None  # and the flag's default changes nothing
