@@ -75,7 +75,7 @@ class Req:
             self.sock.settimeout(wait)
             try:
                 chunk = self.sock.recv(max(65536, count - len(self._buffer)))
-            except socket.timeout:
+            except TimeoutError:
                 budget[0] -= wait
                 continue
             if not chunk:

@@ -13,7 +13,6 @@ import argparse
 import json
 import os
 import signal
-import socket
 import sys
 import threading
 import time
@@ -76,7 +75,7 @@ class Janitor:
                 self.ws = unix_cdp.UnixCdp(self.ws_url[len(unix_cdp.PREFIX):], self.handshake_timeout_s)
             except (ConnectionRefusedError, FileNotFoundError) as exc:
                 return {"reason": "refused", "message": f"The launched browser's pipe holder is gone: {type(exc).__name__}"}
-            except (socket.timeout, TimeoutError):
+            except TimeoutError:
                 return {"reason": "timeout", "message": "The launched browser's pipe holder did not answer in time."}
             except OSError as exc:
                 return {"reason": "error", "message": f"{type(exc).__name__}: {str(exc)[:300]}"}
@@ -87,7 +86,7 @@ class Janitor:
                 skip_utf8_validation=True, enable_multithread=True)
         except ConnectionRefusedError as exc:
             return {"reason": "refused", "message": str(exc)[:300]}
-        except (socket.timeout, websocket.WebSocketTimeoutException, TimeoutError):
+        except (websocket.WebSocketTimeoutException, TimeoutError):
             return {"reason": "timeout", "message": "The browser did not complete the WebSocket handshake in time."}
         except websocket.WebSocketBadStatusException as exc:
             return {"reason": "rejected", "message": f"The browser refused the WebSocket (HTTP {exc.status_code})."}

@@ -11,7 +11,7 @@ from broker.observe import snapshot as observe, worlds
 EXPECTED_TOGGLE = {"checkbox", "radio", "switch", "menuitemcheckbox", "menuitemradio"}
 # The navigation part of the settle lives with the rest of it (broker/actions/settle.py); its
 # names stay here for the actions that import them from this module.
-from broker.actions.settle import NAVIGATION_STARTS, NAVIGATION_WAIT_S, SAME_DOCUMENT_ENDS  # noqa: E402
+from broker.actions.settle import NAVIGATION_STARTS  # noqa: E402
 from broker.actions.settle import navigation as settle  # noqa: E402
 
 

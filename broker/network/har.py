@@ -19,7 +19,7 @@ MAX_BODIES_TOTAL = 16 * 1024 * 1024  # bytes of body text in one export; later b
 
 
 def _iso(ms):
-    return datetime.datetime.fromtimestamp(ms / 1000.0, datetime.timezone.utc).isoformat(timespec="milliseconds") \
+    return datetime.datetime.fromtimestamp(ms / 1000.0, datetime.UTC).isoformat(timespec="milliseconds") \
         .replace("+00:00", "Z")
 
 

@@ -233,8 +233,8 @@ def _expand(world, result, opts, timeout_s, depth, acc):
                 # so the same session, but a world of its own in that frame.
                 child = world.session
                 context_id, frame_id = _same_process_world(world, opts["key"], item["frame"])
-                child_result = _numbered(table, opts, lambda: call_in_world(child, context_id, script("observe.js"),
-                                                                            opts, timeout_s, as_text=True))
+                child_result = _numbered(table, opts, lambda child=child, context_id=context_id: call_in_world(
+                    child, context_id, script("observe.js"), opts, timeout_s, as_text=True))
             else:
                 frame_id = child.frame_id
                 context_id, _ = child.world(WORLD_NAME)

@@ -362,7 +362,7 @@ class Journal:
             for n in range(lo + 1, hi):
                 if n not in index:
                     problems.append({"reason": "file_missing", "file": file_name(n)})
-        for n, lines in per_file:
+        for _n, lines in per_file:
             for line in lines:
                 count += 1
                 try:

@@ -75,7 +75,7 @@ def _unknown(dialog_id):
 
 def answer(broker, agent, dialog_id, accept, prompt_text=None, timeout_s=ANSWER_TIMEOUT_S):
     """Accept or dismiss one pending dialog; returns the action taken."""
-    for raw, session, dialog in pending(broker, agent):
+    for _raw, session, dialog in pending(broker, agent):
         if dialog["id"] != dialog_id:
             continue
         params = {"accept": bool(accept)}

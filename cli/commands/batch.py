@@ -73,7 +73,7 @@ def _parse_step(ctx, index, step):
     except _Captured as captured:
         own_timeout = captured.timeout_ms if captured.timeout_ms != ctx.obj.timeout_ms else None
         if captured.op == protocol.OP_OPEN and ({"new", "profile"} & set(captured.request_args)):
-            raise _step_error(index, "args.new", "open --new/--profile picks another tab: not in a batch")
+            raise _step_error(index, "args.new", "open --new/--profile picks another tab: not in a batch") from None
         return name, captured.op, captured.request_args, own_timeout
     except click.UsageError as exc:
         raise _step_error(index, "args", exc.format_message(), _parser_code(exc)) from None
