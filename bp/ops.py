@@ -3,7 +3,7 @@
 Every other list is derived from it: the OP_* names, OPERATIONS and MUTATING (bp/protocol.py),
 the argument schemas (bp/schemas.py), which operations get a command record (broker/server.py),
 how long the CLI waits (cli/client.py) and where the broker runs the handler (broker/registry.py).
-Adding an operation is one declaration here, one handler in broker/<family>/handlers.py and one
+Adding an operation is one declaration here, one handler in broker/commands/<family>.py and one
 command in cli/commands/<family>.py (docs/design.md shows it step by step).
 
 Stdlib only and no marshmallow: the CLI imports this on every call. Schemas are named here and
@@ -49,7 +49,7 @@ def _op(name, args, **kw):
     return name
 
 
-# --- setup: cli/commands/setup.py, broker/browser/handlers.py --------------------------------------
+# --- setup: cli/commands/setup.py, broker/commands/browser.py --------------------------------------
 # Front-loop and read-only operations are answered at once and carry no command record.
 OP_PING = _op("ping", "EmptyArgs", capability="browser.discovery", runs=FRONT, recorded=False, long=False)
 OP_STATUS = _op("status", "EmptyArgs", capability="browser.discovery", recorded=False, long=False)
@@ -57,7 +57,7 @@ OP_BROWSERS = _op("browsers", "BrowserFilterArgs", capability="browser.discovery
 OP_CONNECT = _op("connect", "BrowserFilterArgs", capability="browser.control", mutating=True)
 OP_DISCONNECT = _op("disconnect", "DisconnectArgs", capability="browser.control", mutating=True)
 
-# --- tabs and profiles: cli/commands/tabs.py, broker/tabs/handlers.py ----------------------------
+# --- tabs and profiles: cli/commands/tabs.py, broker/commands/tabs.py ----------------------------
 OP_TABS = _op("tabs", "EmptyArgs", capability="workspace.manage", recorded=False)
 OP_TAB = _op("tab", "TabArgs", capability="workspace.manage")
 OP_OPEN = _op("open", "OpenArgs", capability="browser.control", runs=TAB, mutating=True)
@@ -65,22 +65,22 @@ OP_CLOSE = _op("close", "CloseArgs", capability="workspace.manage", mutating=Tru
 OP_PROFILES = _op("profiles", "ProfilesArgs", capability="browser.discovery", mutating=True)  # --identify opens tabs
 OP_PROFILE = _op("profile", "ProfileArgs", capability="workspace.manage", recorded=False)
 
-# --- observation: cli/commands/observe.py, broker/observe/handlers.py ----------------------------
+# --- observation: cli/commands/observe.py, broker/commands/observe.py ----------------------------
 OP_SNAPSHOT = _op("snapshot", "SnapshotArgs", capability="observation.read", runs=TAB)
 
-# --- actions: cli/commands/actions.py + keys.py, broker/actions/handlers.py ----------------------
+# --- actions: cli/commands/actions.py + keys.py, broker/commands/actions.py ----------------------
 OP_CLICK = _op("click", "ClickArgs", capability="action.input", runs=TAB, mutating=True)
 OP_TYPE = _op("type", "TypeArgs", capability="action.input", runs=TAB, mutating=True)
 OP_HOVER = _op("hover", "HoverArgs", capability="action.input", runs=TAB, mutating=True)
 OP_KEYBOARD = _op("keyboard", "KeyboardArgs", capability="action.input", runs=TAB, mutating=True)
 OP_PRESS = _op("press", "PressArgs", capability="action.input", runs=TAB, mutating=True)
 
-# --- forms: cli/commands/scroll.py + select.py, broker/forms/handlers.py -------------------------
+# --- forms: cli/commands/scroll.py + select.py, broker/commands/forms.py -------------------------
 OP_SCROLL = _op("scroll", "ScrollArgs", capability="action.input", runs=TAB, mutating=True)
 OP_DROPDOWN = _op("dropdown", "DropdownArgs", capability="observation.read", runs=TAB)
 OP_SELECT = _op("select", "SelectArgs", capability="action.input", runs=TAB, mutating=True)
 
-# --- page: cli/commands/page.py, broker/page/handlers.py -----------------------------------------
+# --- page: cli/commands/page.py, broker/commands/page.py -----------------------------------------
 OP_EVAL = _op("eval", "EvalArgs", capability="developer.eval", runs=TAB, mutating=True)
 OP_FRAME = _op("frame", "FrameArgs", capability="observation.read", runs=TAB)
 OP_READ = _op("read", "ReadArgs", capability="observation.read", runs=TAB)
@@ -88,17 +88,17 @@ OP_SEARCH = _op("search", "SearchArgs", capability="observation.read", runs=TAB)
 OP_FIND = _op("find", "FindArgs", capability="observation.read", runs=TAB)
 OP_LOCATE = _op("locate", "LocateArgs", capability="observation.read", runs=TAB)
 
-# --- command records: cli/commands/commands.py, broker/records/handlers.py ----------------------
+# --- command records: cli/commands/commands.py, broker/commands/records.py ----------------------
 OP_COMMANDS = _op("commands", "CommandsArgs", capability="workspace.manage", runs=FRONT, recorded=False, long=False)
 OP_COMMAND = _op("command", "CommandArgs", capability="workspace.manage", runs=FRONT, recorded=False, long=False)
 OP_CANCEL = _op("cancel", "CommandArgs", capability="workspace.manage", runs=FRONT, recorded=False, long=False)
 
-# --- waits and dialogs: cli/commands/wait.py + dialogs.py, broker/waits/handlers.py --------------
+# --- waits and dialogs: cli/commands/wait.py + dialogs.py, broker/commands/waits.py --------------
 OP_WAIT = _op("wait", "WaitArgs", capability="observation.read")
 OP_DIALOGS = _op("dialogs", "EmptyArgs", capability="event.read", recorded=False)
 OP_DIALOG = _op("dialog", "DialogArgs", capability="action.input", mutating=True)
 
-# --- files: cli/commands/files.py, broker/files/handlers.py --------------------------------------
+# --- files: cli/commands/files.py, broker/commands/files.py --------------------------------------
 # Mutating: a file may have been written.
 OP_SCREENSHOT = _op("screenshot", "ScreenshotArgs", capability="artifact.read", runs=TAB, mutating=True)
 OP_PDF = _op("pdf", "PdfArgs", capability="artifact.read", runs=TAB, mutating=True)
@@ -106,7 +106,7 @@ OP_DOWNLOADS = _op("downloads", "EmptyArgs", capability="artifact.read", long=Fa
 OP_DOWNLOAD = _op("download", "DownloadArgs", capability="artifact.read", mutating=True)
 OP_UPLOAD = _op("upload", "UploadArgs", capability="action.input", runs=TAB, mutating=True)
 
-# --- network and browser data: cli/commands/net.py + browser_data.py, broker/network/handlers.py -
+# --- network and browser data: cli/commands/net.py + browser_data.py, broker/commands/network.py -
 OP_NET = _op("net.requests", "NetArgs", capability="network.observe")
 OP_NET_SHOW = _op("net.show", "NetShowArgs", capability="network.observe", mutating=True)  # --save writes a file
 OP_NET_CLEAR = _op("net.clear", "EmptyArgs", capability="network.observe", mutating=True)
@@ -122,11 +122,11 @@ OP_AUTH_CLEAR = _op("auth.clear", "EmptyArgs", capability="auth.manage", mutatin
 OP_CONSOLE = _op("console", "ConsoleArgs", capability="event.read")
 OP_ERRORS = _op("errors", "ConsoleArgs", capability="event.read")
 
-# --- policy and audit: cli/commands/policy.py, broker/policy/handlers.py -------------------------
+# --- policy and audit: cli/commands/policy.py, broker/commands/policy.py -------------------------
 OP_POLICY = _op("policy", "EmptyArgs", capability="browser.discovery", recorded=False, long=False)
 OP_AUDIT = _op("audit", "AuditArgs", capability="event.read", recorded=False, long=False)
 
-# --- batches and emulation: cli/commands/batch.py + emulate.py, broker/batch/handlers.py + emulate.py -
+# --- batches and emulation: cli/commands/batch.py + emulate.py, broker/commands/batch.py + emulate.py -
 # A batch runs each step through that step's own handler (its own record and capability checks);
 # its own capability is that of the actions it is made for.
 OP_BATCH = _op("batch", "BatchArgs", capability="action.input", mutating=True)
@@ -134,7 +134,7 @@ OP_EMULATE = _op("emulate", "EmulateArgs", capability="browser.control", runs=TA
 # Mutating: it writes a file (like net.show --save).
 OP_NET_EXPORT = _op("net.export", "NetExportArgs", capability="network.observe", mutating=True)
 
-# --- trace: cli/commands/trace.py, broker/trace/handlers.py ------------------------------------
+# --- trace: cli/commands/trace.py, broker/commands/trace.py ------------------------------------
 # A per-Agent record of every command (broker state: start/stop mutate it); export writes a file.
 OP_TRACE_START = _op("trace.start", "TraceStartArgs", capability="workspace.manage", mutating=True, long=False)
 OP_TRACE_STOP = _op("trace.stop", "EmptyArgs", capability="workspace.manage", mutating=True, long=False)

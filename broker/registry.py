@@ -1,4 +1,4 @@
-"""Operation name -> handler. Handlers live in broker/<family>/handlers.py and register here.
+"""Operation name -> handler. Handlers live in broker/commands/<family>.py and register here.
 
 What an operation needs comes from its declaration in bp/ops.py: a FRONT or REQUEST handler is
 fn(broker, request); a TAB handler is fn(tab), run on the selected tab's worker with one `Tab`

@@ -1,4 +1,4 @@
-"""Files and media: screenshot, pdf, upload, download export (handlers: broker/files/handlers.py).
+"""Files and media: screenshot, pdf, upload, download export (handlers: broker/commands/files.py).
 
 Bytes made in the broker (a capture, a PDF) go into the Agent's private storage first (quotas,
 broker/files/artifacts.py), are exported from there to the caller's path (bp/outputs.py) and the copy

@@ -1,6 +1,6 @@
 """Action family: click, type, hover (keyboard and press: cli/commands/keys.py).
 
-Broker side: broker/actions/handlers.py (same operation names, from bp.protocol).
+Broker side: broker/commands/actions.py (same operation names, from bp.protocol).
 """
 
 import click

@@ -2,7 +2,7 @@
 
 Each step is parsed by the very click command it names (so it takes exactly the arguments and
 options that command takes on the command line) with the broker call captured instead of sent;
-the broker runs the captured requests (broker/batch/handlers.py, the same operation names).
+the broker runs the captured requests (broker/commands/batch.py, the same operation names).
 """
 
 import json

@@ -1,6 +1,6 @@
 """Browser data: bp cookies (list, set, delete, clear), bp auth, bp console, bp errors.
 
-Broker side: broker/network/handlers.py (same operation names, from bp.protocol). Cookie values,
+Broker side: broker/commands/network.py (same operation names, from bp.protocol). Cookie values,
 credentials and console text are sensitive: values only on request, never logged or echoed.
 """
 

@@ -1,6 +1,6 @@
 """Command recovery family: commands, command, cancel.
 
-Broker side: broker/records/handlers.py. Records belong to the client key and are kept for
+Broker side: broker/commands/records.py. Records belong to the client key and are kept for
 30 minutes after they finish (at most 256 per key).
 """
 

@@ -1,7 +1,7 @@
 """bp emulate: viewport, device, user agent, geolocation, time zone, locale, color scheme and
 offline on the selected tab, when it is one of Browser Pilot's own.
 
-Broker side: broker/emulate/handlers.py and broker/emulate/emulation.py (same operation name, from bp.protocol).
+Broker side: broker/commands/emulate.py and broker/emulate/emulation.py (same operation name, from bp.protocol).
 """
 
 import click

@@ -1,6 +1,6 @@
 """Files family: screenshot, pdf, downloads, download, upload.
 
-Broker side: broker/files/handlers.py (same operation names, from bp.protocol). The CLI resolves
+Broker side: broker/commands/files.py (same operation names, from bp.protocol). The CLI resolves
 where a file goes (bp/outputs.py: absolute FILE, else BROWSER_PILOT_OUTPUT_DIR, else the current
 directory) and sends that; the broker, which holds the bytes, writes the file. Replies carry
 metadata, never bytes.

@@ -1,6 +1,6 @@
 """Keyboard family: keyboard (text to the focused element), press (one key or combo).
 
-Broker side: broker/actions/handlers.py, logic in broker/actions/keyboard.py.
+Broker side: broker/commands/actions.py, logic in broker/actions/keyboard.py.
 """
 
 import click

@@ -1,7 +1,7 @@
 """Network family: bp net (journal), net show, net block/mock/headers, net rules, net remove,
 net clear.
 
-Broker side: broker/network/handlers.py and broker/network/journal.py (same operation names, from
+Broker side: broker/commands/network.py and broker/network/journal.py (same operation names, from
 bp.protocol). `bp net` with no subcommand (or only options) lists the journal.
 """
 

@@ -1,6 +1,6 @@
 """Observation family: snapshot.
 
-Broker side: broker/observe/handlers.py (same operation names, from bp.protocol).
+Broker side: broker/commands/observe.py (same operation names, from bp.protocol).
 """
 
 import click

@@ -1,7 +1,7 @@
 """Page family: read, search, find, locate, frame, eval — smaller representations of the page
 than a snapshot, the frame they look at, and the JavaScript escape hatch.
 
-Broker side: broker/page/handlers.py and broker/page/content.py (same operation names, from bp.protocol).
+Broker side: broker/commands/page.py and broker/page/content.py (same operation names, from bp.protocol).
 """
 
 import json

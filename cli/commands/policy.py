@@ -1,6 +1,6 @@
 """Policy family: policy, audit.
 
-Broker side: broker/policy/handlers.py. The policy is the person's file (docs/policy.md): no
+Broker side: broker/commands/policy.py. The policy is the person's file (docs/policy.md): no
 command changes it.
 """
 

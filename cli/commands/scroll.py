@@ -1,6 +1,6 @@
 """Scrolling: bp scroll.
 
-Broker side: broker/forms/handlers.py and broker/forms/scroll.py (same operation name, from bp.protocol).
+Broker side: broker/commands/forms.py and broker/forms/scroll.py (same operation name, from bp.protocol).
 """
 
 import click

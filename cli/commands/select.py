@@ -1,6 +1,6 @@
 """Dropdowns: bp dropdown, bp select.
 
-Broker side: broker/forms/handlers.py and broker/forms/select.py (same operation names, from bp.protocol).
+Broker side: broker/commands/forms.py and broker/forms/select.py (same operation names, from bp.protocol).
 """
 
 import click

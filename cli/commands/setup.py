@@ -1,6 +1,6 @@
 """Setup family: status, browsers, connect, disconnect, launch.
 
-Broker side: broker/browser/handlers.py (same operation names, from bp.protocol).
+Broker side: broker/commands/browser.py (same operation names, from bp.protocol).
 """
 
 import time

@@ -1,6 +1,6 @@
 """Tabs family: tabs, tab, open, close, profiles, profile.
 
-Broker side: broker/tabs/handlers.py (same operation names, from bp.protocol).
+Broker side: broker/commands/tabs.py (same operation names, from bp.protocol).
 """
 
 import click

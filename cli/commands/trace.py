@@ -1,6 +1,6 @@
 """Trace family: bp trace start [--screenshots], bp trace stop, bp trace export FILE.html.
 
-Broker side: broker/trace/handlers.py (recording: broker/trace/book.py; the HTML:
+Broker side: broker/commands/trace.py (recording: broker/trace/book.py; the HTML:
 broker/trace/report.py). The CLI resolves where the file goes (bp/outputs.py), as for every
 exported file; the broker, which holds the trace, writes it.
 """

@@ -1,6 +1,6 @@
 """bp wait: one browser-visible condition of the selected tab, until the global --timeout.
 
-Broker side: broker/waits/handlers.py and broker/waits/conditions.py (same operation name, from bp.protocol).
+Broker side: broker/commands/waits.py and broker/waits/conditions.py (same operation name, from bp.protocol).
 """
 
 import click

@@ -18,7 +18,7 @@ from broker.network import console as console_journal
 from broker.network import entries
 from broker.network import interception
 from broker.browser import targets
-from broker.handlers import tabs as tab_handlers
+from broker.commands import tabs as tab_handlers
 from broker.tabs.session import FrameSessions, Workers, dialog_record
 
 

@@ -1,1 +1,0 @@
-"""Batches: several steps of one Agent in one command, each with its own record."""
