@@ -81,6 +81,8 @@ class PageServer:
             request.wfile.write(data)
             return
         if parts.path == "/see-other":  # a POST answered with 303 See Other (post/redirect/get)
+            if "wait" in query:  # a server that takes its time over the POST
+                time.sleep(float(query["wait"]))
             length = int(request.headers.get("Content-Length") or 0)
             posted = request.rfile.read(length).decode(errors="replace") if length else ""
             with self.lock:

@@ -3,6 +3,8 @@
 Logic lives in broker/waits/conditions.py and broker/waits/dialogs.py. Neither listing nor answering a dialog
 queues behind the tab's worker (a command blocked by the dialog must not block its answer)."""
 
+import time
+
 from bp import protocol
 from broker.waits import dialogs
 from broker.tabs import routing
@@ -26,4 +28,5 @@ def answer_dialog(broker, request):
     agent = routing.agent_for(broker, request)
     args = request.args
     return dialogs.answer(broker, agent, args["dialogId"], args["action"] == "accept", args.get("promptText"),
-                          timeout_s=max(0.5, min(dialogs.ANSWER_TIMEOUT_S, request.remaining())))
+                          timeout_s=max(0.5, min(dialogs.ANSWER_TIMEOUT_S, request.remaining())),
+                          deadline=time.monotonic() + request.remaining())

@@ -73,12 +73,15 @@ def _unknown(dialog_id):
                    context={"field": "dialogId", "dialogId": str(dialog_id)[:128]})
 
 
-def answer(broker, agent, dialog_id, accept, prompt_text=None, timeout_s=ANSWER_TIMEOUT_S):
-    """Accept or dismiss one pending dialog; returns the action taken."""
-    for _raw, session, dialog in pending(broker, agent):
+def answer(broker, agent, dialog_id, accept, prompt_text=None, timeout_s=ANSWER_TIMEOUT_S, deadline=None):
+    """Accept or dismiss one pending dialog; returns the action taken and, with a `deadline`, the
+    settle of what the answer caused (a confirm() that submits a form navigates only once it is
+    answered: the answer says so, and comes after the new document, not before the POST)."""
+    for raw, session, dialog in pending(broker, agent):
         if dialog["id"] != dialog_id:
             continue
         params = {"accept": bool(accept)}
+        heard = _heard(broker, agent, session, raw) if deadline is not None else None
         if accept and prompt_text is not None:
             if dialog.get("type") != "prompt":
                 raise invalid_argument("prompt", "--prompt answers a prompt() dialog only.", dialogId=dialog_id,
@@ -87,6 +90,8 @@ def answer(broker, agent, dialog_id, accept, prompt_text=None, timeout_s=ANSWER_
         try:
             session.call("Page.handleJavaScriptDialog", params, timeout_s=timeout_s)
         except BPError as exc:
+            if heard is not None:
+                heard.abandon()
             if session.dialog is not dialog:  # answered or gone meanwhile (the person, the page)
                 raise _unknown(dialog_id) from None
             if exc.code == "internal_error":  # CDP refused: e.g. the dialog closed a moment ago
@@ -97,8 +102,30 @@ def answer(broker, agent, dialog_id, accept, prompt_text=None, timeout_s=ANSWER_
         # stale record listed if the event is late: this dialog has been answered.
         if session.dialog is dialog:
             session.dialog = None
-        return {"dialogId": dialog_id, "action": "accept" if accept else "dismiss"}
+        out = {"dialogId": dialog_id, "action": "accept" if accept else "dismiss"}
+        if heard is not None:
+            out["settle"] = _settled(heard, session, deadline)
+        return out
     raise _unknown(dialog_id)
+
+
+def _heard(broker, agent, session, raw):
+    """The settle of the answer, listening from before it is given. The page is blocked by the
+    dialog, so nothing is armed inside it: the navigation, the requests and (once the page runs
+    again) the DOM are what the answer's settle sees."""
+    from broker.actions import settle
+
+    return settle.Settle(broker, agent, session, raw, grace=False)
+
+
+def _settled(heard, session, deadline):
+    """The answer's settle record. The answer was given whatever happens next: a navigation that
+    stalls or a tab that goes away is reported as still pending, never as a failed answer."""
+    try:
+        return heard.wait(deadline)
+    except BPError:
+        return {"status": "capped", "waitedMs": int((time.monotonic() - heard.started) * 1000),
+                "pending": {"navigation": True}}
 
 
 def hints(broker, agent, now=None):

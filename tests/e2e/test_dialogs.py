@@ -48,7 +48,8 @@ def test_alert_is_pending_until_accepted(home, connected, pages):
     assert blocked.code == "action_not_verified", blocked
     assert blocked.json["context"]["dialogId"] == opened["dialogId"]
     answered = ok(home, connected, "dialog", opened["dialogId"], "--accept")
-    assert answered == {"ok": True, "dialogId": opened["dialogId"], "action": "accept"}
+    assert answered == {"ok": True, "dialogId": opened["dialogId"], "action": "accept",
+                        "settle": {"status": "quiet", "waitedMs": answered["settle"]["waitedMs"]}}
     assert ok(home, connected, "dialogs")["dialogs"] == []
     assert evaluate(home, connected, "document.title") == "after-alert"
     # Answered once: the id is gone.
@@ -70,6 +71,31 @@ def test_confirm_accept_and_dismiss_reach_the_page(home, connected, pages):
     assert evaluate(home, connected, "window.confirmed") is False
 
 
+def test_the_answer_to_a_confirm_settles_on_what_it_caused(home, connected, pages):
+    """A confirm() guarding a form POST (the server takes 0.4 s) or a fetch: the answer comes after
+    the new document or the fetch's render, so the Agent's next step sees the page's answer."""
+    after = "/html?title=order-deleted"
+    body = (f'<form method=post action="/see-other?wait=0.4&to={after}" onsubmit="return confirm(\'Delete?\')">'
+            '<button>Delete</button></form>'
+            '<button onclick="if (confirm(\'Load?\')) fetch(\'/slow?wait=0.4\').then(r => r.text())'
+            '.then(() => { document.getElementById(\'out\').textContent = \'loaded\'; })">Load</button>'
+            '<p id=out>waiting</p>')
+    page = ok(home, connected, "open", pages.page(body, title="confirm-post"))
+    dialog = open_dialog(home, connected, page, "Load")
+    answered = ok(home, connected, "dialog", dialog["dialogId"], "--accept")
+    assert answered["settle"]["status"] == "settled" and answered["settle"]["waitedMs"] >= 300, answered
+    assert evaluate(home, connected, "document.getElementById('out').textContent") == "loaded"
+
+    dismissed = ok(home, connected, "dialog", open_dialog(home, connected, page, "Load")["dialogId"], "--dismiss")
+    assert dismissed["settle"]["status"] == "quiet", dismissed
+
+    dialog = open_dialog(home, connected, page, "Delete")
+    answered = ok(home, connected, "dialog", dialog["dialogId"], "--accept")
+    assert answered["settle"]["status"] == "navigated", answered
+    assert [e for p, e, _ in pages.log if p.startswith("/see-other") and isinstance(e, tuple)]  # posted
+    assert selected_tab(home, connected)["title"] == "order-deleted"
+
+
 def test_prompt_text_reaches_the_page_but_never_a_log_or_a_result(home, connected, pages):
     page = ok(home, connected, "open", pages.page(BUTTONS, title="dialogs"))
     opened = open_dialog(home, connected, page, "Prompt")
@@ -79,7 +105,8 @@ def test_prompt_text_reaches_the_page_but_never_a_log_or_a_result(home, connecte
     answered = subprocess.run([helpers.BP, "dialog", opened["dialogId"], "--accept", "--prompt", "-"], env=connected,
                               input=secret, capture_output=True, text=True, timeout=60)
     assert answered.returncode == 0, answered
-    assert json.loads(answered.stdout) == {"ok": True, "dialogId": opened["dialogId"], "action": "accept"}
+    reply = json.loads(answered.stdout)
+    assert reply == {"ok": True, "dialogId": opened["dialogId"], "action": "accept", "settle": reply["settle"]}
     assert secret not in answered.stdout + answered.stderr
     assert evaluate(home, connected, "window.answer") == secret
     # Dismissing a prompt gives null; --prompt without --accept is refused before anything is sent.
