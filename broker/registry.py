@@ -171,9 +171,10 @@ def _observed(tab, action):
 
         return {"evidence": evidence, "dialog": dialogs.brief(tab.session)}
     name = tab.request.op
+    lead = {}  # the answer leads with what the action changed (snapshot.observe)
     try:
         result = observe.observe(tab.broker, tab.agent, tab.raw, tab.session, tab.args.get("limit", 50),
-                                 timeout_s=tab.remaining(floor=1.0))
+                                 timeout_s=tab.remaining(floor=1.0), lead=lead)
     except BPError as exc:
         if tab.session.dialog_open():  # opened while observing: the same answer as above
             from broker.waits import dialogs
@@ -183,6 +184,8 @@ def _observed(tab, action):
         raise BPError("unknown_outcome", f"The {name} was dispatched but the page could not be observed after it.",
                       context={"action": name, "reason": exc.code, "evidence": evidence}) from None
     _navigation_blocked(tab.session, blocked_before, evidence)
+    if lead.get("leftOut") and isinstance(evidence, dict):
+        evidence["changedLeftOut"] = lead["leftOut"]  # changed elements past the limit: raise --limit
     result["evidence"] = evidence
     _watchdog(tab.agent, tab.raw, evidence, result)
     return result

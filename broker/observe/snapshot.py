@@ -248,6 +248,7 @@ def _expand(world, result, opts, timeout_s, depth, acc):
         child_world.doc_parents = child_result.get("docParents")
         child_world.gen = child_result.get("gen")
         acc["disabledCount"] += child_result.get("disabledCount") or 0
+        acc["changedSkipped"] += child_result.get("changedSkipped") or 0
         acc["disabled"].extend(child_result.get("disabled") or ())
         acc["hints"].append((child_result["hints"], _expand(child_world, child_result, opts, timeout_s, depth + 1, acc)))
     return positions
@@ -366,10 +367,13 @@ def register(broker, agent, raw, session, timeout_s=15.0):
     return table
 
 
-def observe(broker, agent, raw, session, limit, timeout_s=15.0, diff=False, grep=None, role=None, disabled=False):
+def observe(broker, agent, raw, session, limit, timeout_s=15.0, diff=False, grep=None, role=None, disabled=False,
+            lead=None):
     """A fresh observation of the tab, stored as the Agent's latest for it. With diff, only what
     changed since the Agent's previous observation of the tab (see _diff). With grep (and role),
-    only the matching elements, the whole page searched (see _grep)."""
+    only the matching elements, the whole page searched (see _grep). With `lead` (a dict: an
+    action's answer), elements added or changed since that observation come first when not all
+    fit the limit (_lead), and lead["leftOut"] says how many changed ones did not fit."""
     if not 1 <= limit <= MAX_LIMIT:
         raise BPError("invalid_argument", f"--limit must be 1-{MAX_LIMIT}.", context={"field": "limit"})
     if session.dialog_open():
@@ -386,7 +390,7 @@ def observe(broker, agent, raw, session, limit, timeout_s=15.0, diff=False, grep
     # to what is wanted: the walker's element limit must not be spent on the rest of the page.
     walk_limit = MAX_LIMIT if searching or frame is not None else limit
     opts = {"limit": walk_limit, "key": world_key(agent.key), "bound": MAX_REFS, "diff": bool(diff),
-            "disabled": bool(disabled)}
+            "disabled": bool(disabled), "lead": lead is not None and not searching and frame is None}
     table, result = _walk_top(broker, agent, raw, session, opts, timeout_s)
     obs = Observation(broker.browser.generation, raw, session, table.loader, table.context_id, 0, table)
     obs.frame = frame.frame_id if frame is not None else None
@@ -396,21 +400,26 @@ def observe(broker, agent, raw, session, limit, timeout_s=15.0, diff=False, grep
     top.doc_parents = result.get("docParents")
     top.gen = result.get("gen")
     acc = {"rows": [], "omitted": 0, "reasons": set(result["truncationReasons"]), "hints": [], "table": table,
-           "changed": {}, "disabledCount": result.get("disabledCount") or 0, "disabled": list(result.get("disabled") or ())}
+           "changed": {}, "disabledCount": result.get("disabledCount") or 0, "disabled": list(result.get("disabled") or ()),
+           "changedSkipped": result.get("changedSkipped") or 0}
     acc["hints"].insert(0, (result["hints"], _expand(top, result, opts, timeout_s, 0, acc)))
     if frame is not None:
         _keep_frame(acc, frame.frame_id, opts["key"])
     rows = acc["rows"]
     reasons = acc["reasons"]
+    hints = _merge_hints(acc["hints"], len(rows))
+    for hint in hints:  # hints name rows; refs are the rows' numbers (those cut below are dropped later)
+        if "refs" in hint:
+            hint["refs"] = [rows[r - 1][0]["ref"] for r in hint["refs"]]
+    if opts["lead"]:
+        rows, lead["leftOut"] = _lead(rows, limit)
+        lead["leftOut"] += acc["changedSkipped"]
     if len(rows) > (walk_limit if searching else limit):
         del rows[walk_limit if searching else limit:]
         reasons.add("element_limit")
-    hints = _merge_hints(acc["hints"], len(rows))
-    for hint in hints:  # hints name rows; refs are the rows' numbers
-        if "refs" in hint:
-            hint["refs"] = [rows[r - 1][0]["ref"] for r in hint["refs"]]
     for element, _ in rows:
         element.pop("d", None)  # the walker's inline-document tag: not part of the element
+        element.pop("c", None)  # and its "changed since the last observation" mark
     if acc["omitted"]:
         hints.append({"code": "frames_omitted", "source": "observation", "confidence": "strong",
                       "recommendedAction": "inspect_visually", "count": acc["omitted"]})
@@ -464,6 +473,19 @@ def observe(broker, agent, raw, session, limit, timeout_s=15.0, diff=False, grep
     out["truncated"] = bool(out["truncationReasons"])
     broker.agents.store_observation(agent, raw, obs)
     return out
+
+
+def _lead(rows, limit):
+    """(rows, left out): when not all rows fit the limit, those the walker marked changed since the
+    Agent's last observation (the menu a click opened, the button typing re-enabled) first, then
+    the rest, each in page order; and how many changed rows do not fit. When all fit, page order."""
+    if len(rows) <= limit:
+        return rows, 0
+    changed = [row for row in rows if row[0].get("c")]
+    if not changed:
+        return rows, 0
+    rest = [row for row in rows if not row[0].get("c")]
+    return changed + rest, max(0, len(changed) - limit)
 
 
 def _grep(rows, text, role, limit, reasons):

@@ -230,12 +230,27 @@
   // The document's mutation count: what the broker learnt from the accessibility engine about
   // an element holds while no mutation happened since (broker/observe/ax.py). Values and the
   // checked state of native inputs change without one: those are read here, every time.
-  const watched = store.mutations || (store.mutations = {count: 0, docs: new WeakSet()});
+  // It also marks each changed element with the count of its change (an added subtree's root, an
+  // element whose attribute or text changed), so that an action's answer can lead with what the
+  // action changed (opts.lead) and not leave a menu it opened past the element limit.
+  const watched = store.mutations || (store.mutations = {count: 0, docs: new WeakSet(), marks: new WeakMap()});
+  const OWN_ATTRIBUTE = "data-browser-pilot-readback";  // resolve.js's own mark: not the page's change
+  function marked(node, n) {
+    const el = node && (node.nodeType === 1 ? node : node.parentElement);
+    if (el) watched.marks.set(el, n);
+  }
   function watch(doc) {
     if (watched.docs.has(doc)) return;
     watched.docs.add(doc);
-    new MutationObserver(() => { watched.count++; }).observe(doc, {subtree: true, childList: true, attributes: true,
-      characterData: true});
+    new MutationObserver((records) => {
+      const n = ++watched.count;
+      for (const r of records) {
+        if (r.type === "childList") for (const added of r.addedNodes) marked(added, n);
+        // The root or body restyled (Bootstrap's modal-open): not a change of all it holds.
+        else if (r.attributeName !== OWN_ATTRIBUTE && r.target !== r.target.ownerDocument.documentElement &&
+                 r.target !== r.target.ownerDocument.body) marked(r.target, n);
+      }
+    }).observe(doc, {subtree: true, childList: true, attributes: true, characterData: true});
   }
   watch(document);
   // This Agent's ref table for the document (broker/observe/snapshot.py RefTable): one number per node
@@ -244,6 +259,10 @@
   if (!table || table.table !== opts.table)
     table = store[opts.key] = {table: opts.table, next: 1, byRef: new Map(), ids: new Map(), listed: new Set(), frames: []};
   table.next = Math.max(table.next, opts.next || 1);
+  // Changed since this table's last observation (none on its first: everything would be "new").
+  const changedSince = table.seenCount === undefined ? Infinity : table.seenCount;
+  const lead = !!opts.lead && watched.count > changedSince;
+  let leadExtra = 0, changedSkipped = 0;
   const fresh = new Set();
   function numberOf(el) {
     let ref = table.ids.get(el);
@@ -268,7 +287,12 @@
   function visit(el, depth, ctx) {
     if (stop) return;
     if (depth > MAX_DEPTH) { reasons.add("depth_limit"); return; }
-    if (performance.now() - started > WORK_MS) { reasons.add("work_limit"); stop = true; return; }
+    if (performance.now() - started > WORK_MS) {
+      // Past the limit only changed elements are looked for: the answer is complete without them.
+      if (els.length < LIMIT) reasons.add("work_limit");
+      stop = true;
+      return;
+    }
     const style = getComputedStyle(el);
     if (style.display === "none") return;
     if (el.getAttribute("aria-hidden") === "true" || el.hasAttribute("inert")) return;
@@ -276,6 +300,7 @@
     if (ownRole && !editorKind(el) && wrapsOne(el)) ownRole = null;
     const role = ctx.editor ? null : ownRole || (ctx.insideControl ? null : domOnlyRole(el, style, ctx.parentStyle));
     let counted = false;
+    const changed = ctx.changed || (watched.marks.get(el) || 0) > changedSince;
     if (role && style.visibility !== "hidden" && style.visibility !== "collapse") {
       let rect = el.getBoundingClientRect();
       // A native checkbox, radio or range input drawn by something else (its label, a styled
@@ -305,10 +330,14 @@
           (proxy || style.pointerEvents !== "none") && reachable(target, rect)) {
         eligible++;
         counted = true;
-        if (els.length < LIMIT) {
+        const past = els.length >= LIMIT;
+        if (past && lead && changed && leadExtra >= LIMIT) changedSkipped++;
+        if (!past || (lead && changed && leadExtra < LIMIT)) {
+          if (past) leadExtra++;
           const name = cut(nameOf(el, role), MAX_NAME);
           const element = {ref: numberOf(el), role: role, name: name};
           if (ctx.docIndex) element.d = ctx.docIndex;
+          if (lead && changed) element.c = 1;
           const value = valueOf(el, role);
           if (value) element.value = cut(value, MAX_VALUE);
           if (checkedOf(el)) element.checked = true;
@@ -317,10 +346,13 @@
           els.push(el);
           facts.push([role, name, element.value || null, !!element.checked]);
           if (ctx.modal) modalRefs.push(out.length);
-        } else { reasons.add("element_limit"); stop = true; }  // the answer is complete: no need to walk on
+        } else {
+          reasons.add("element_limit");
+          if (!lead) stop = true;  // the answer is complete: no need to walk on
+        }
       }
     }
-    const childCtx = {doc: ctx.doc, win: ctx.win, modal: ctx.modal, parentStyle: style, docIndex: ctx.docIndex,
+    const childCtx = {doc: ctx.doc, win: ctx.win, modal: ctx.modal, parentStyle: style, docIndex: ctx.docIndex, changed: changed,
       insideControl: ctx.insideControl || counted || !!ownRole, editor: ctx.editor || !!editorKind(el)};
     if (el.shadowRoot) for (const child of el.shadowRoot.children) visit(child, depth + 1, childCtx);
     if (el.localName === "iframe" || el.localName === "frame") {
@@ -332,7 +364,7 @@
         docs.push(el);
         docParents.push(ctx.docIndex || 0);
         visit(inner.documentElement, depth + 1, {doc: inner, win: win, modal: modalRoot(inner),
-          parentStyle: null, insideControl: false, docIndex: docs.length - 1});
+          parentStyle: null, insideControl: false, docIndex: docs.length - 1, changed: changed});
       } else if (frameUsable(el, style, ctx)) {
         // Another process renders it (a cross-site iframe): the broker splices in that frame's
         // own observation here, so its elements keep their document order.
@@ -495,7 +527,7 @@
     }
     held.facts = now;
   });
-  if (!opts.register) { table.listed = listed; table.frames = frames; table.docs = docs; }
+  if (!opts.register) { table.listed = listed; table.frames = frames; table.docs = docs; table.seenCount = watched.count; }
   // The table's bound: past it, the oldest numbers the latest observation did not list expire.
   if (table.byRef.size > opts.bound) {
     for (const [ref, held] of table.byRef) {
@@ -545,5 +577,6 @@
   return {title: cut(document.title, MAX_NAME), url: location.href.slice(0, 16384), page: page, elements: out,
     truncationReasons: order.filter((r) => reasons.has(r)), hints: hints.slice(0, 16), eligible: eligible,
     next: table.next, changed: changed, docParents: docs.length > 1 ? docParents : undefined,
-    disabledCount: disabledCount, disabled: opts.disabled ? offList : undefined, gen: watched.count};
+    disabledCount: disabledCount, disabled: opts.disabled ? offList : undefined, gen: watched.count,
+    changedSkipped: changedSkipped};
 })
