@@ -27,10 +27,6 @@ GAPS = {
     "tests/realapps/test_nicegui.py::test_aggrid_edit_the_price_of_tea": GRID,
     "tests/realapps/test_nicegui.py::test_menu_share_by_email_through_the_submenu":
         "issue 26 item 2: Quasar's submenu entry disappears from the observation once its menu is open",
-    "tests/realapps/test_nicegui.py::test_file_upload_attach_a_file":
-        "issue 25 item 9: Quasar clears its input after upload, so the evidence says file_count_mismatch",
     "tests/realapps/test_react_aria.py::test_combobox_type_and_click_the_listed_option":
         "issue 25/26: a click on React Aria's listed option reports verified while the combobox clears",
-    "tests/realapps/test_bootstrap.py::test_date_type_march_14":
-        "issue 26: bp type into a native <input type=date> does not give the typed date",
 }

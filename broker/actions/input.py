@@ -366,6 +366,8 @@ def type_text(broker, agent, raw, session, args, deadline):
     mark = os.urandom(6).hex()
     answer = resolve_steady(broker, agent, raw, session, args["ref"], deadline, focus=True, clear=clear, mark=mark)
     editable = answer["editable"]
+    if editable["kind"] == "date":
+        return fill_value(broker, agent, raw, session, args, deadline, editable, input_point(session, answer)[0])
     if editable.get("model"):
         # What the editor draws may be part of its text (lines out of view): count its model.
         before = editor_model(session, mark, None, clear, 0)
@@ -441,6 +443,57 @@ def type_text(broker, agent, raw, session, args, deadline):
     if readback["matches"]:
         evidence["status"] = "verified"
     else:
+        evidence.update({"status": "mismatch", "reason": "value_mismatch"})
+    return evidence
+
+
+# Set in Browser Pilot's world, whose value setter is the browser's own (not a framework's
+# wrapper in the page's world, so React and Vue hear the change), then the events a person's
+# picker fires. A value the field does not take (the browser empties it) is put back: nothing
+# was dispatched.
+FILL = """function (el, args) {
+  const before = el.value;
+  el.value = args.text;
+  if (el.value !== args.text) { el.value = before; return {malformed: true}; }
+  el.dispatchEvent(new Event("input", {bubbles: true, composed: true}));
+  el.dispatchEvent(new Event("change", {bubbles: true}));
+  return {set: true};
+}"""
+READ_VALUE = "function (el, args) { return {matches: el.value === args.text, afterLength: el.value.length}; }"
+DATE_FORMATS = {"date": "YYYY-MM-DD", "time": "HH:MM or HH:MM:SS", "datetime-local": "YYYY-MM-DDTHH:MM",
+                "month": "YYYY-MM", "week": "YYYY-Www"}
+
+
+def fill_value(broker, agent, raw, session, args, deadline, editable, target):
+    """`bp type` into a native date, time, datetime-local, month or week field: its value is set
+    whole, in the form the field's value takes (what `bp read` shows, e.g. 2026-03-14), with the
+    input and change events a picker fires; the readback compares the field's value. Typed
+    characters would go to one segment of the field at a time, in the browser's locale order."""
+    text, ref = args["text"], args["ref"]
+    kind = observe.on_ref(broker, agent, raw, session, ref, "function (el) { return (el.type || '').toLowerCase(); }")
+    settling.begin(broker, agent, session, raw)  # (a refusal below abandons it: broker/registry.py)
+    done = observe.on_ref(broker, agent, raw, session, ref, FILL, {"text": text}) or {}
+    if done.get("malformed"):
+        raise BPError("invalid_argument", f"A {kind} field takes its value as {DATE_FORMATS.get(kind, 'its own form')} "
+                      "(the field's own value form, whatever the browser's language).",
+                      context={"field": "text", "inputType": kind})
+    if args.get("submit"):
+        key_event(session, "Enter", "Enter", 13, text="\r", target=target)
+    navigated = settling.end(session, deadline)["status"] == "navigated"
+    evidence = {"action": "type", "kind": "date", "sensitive": False, "beforeLength": editable["beforeLength"],
+                "method": "value", "expectedLength": len(text)}
+    if navigated or session.dialog_open():
+        evidence.update({"status": "unavailable", "reason": "navigation" if navigated else "dialog_opened"})
+        return evidence
+    try:
+        readback = observe.on_ref(broker, agent, raw, session, ref, READ_VALUE, {"text": text}) or {}
+    except BPError:
+        evidence.update({"status": "unavailable", "reason": "active_element_not_readable"})
+        return evidence
+    evidence["afterLength"] = readback.get("afterLength", 0)
+    if readback.get("matches"):
+        evidence["status"] = "verified"
+    else:  # the app changed it back (a min/max it enforces, a value it refuses)
         evidence.update({"status": "mismatch", "reason": "value_mismatch"})
     return evidence
 

@@ -322,7 +322,24 @@ NTH_INPUT = ("((n) => { const all = document.querySelectorAll('input[type=file]'
 READ_FILES = """function (expected) {
   const files = this.files ? Array.from(this.files) : null;
   if (!files) return {readable: false};
-  return {readable: true, count: files.length, nameMatched: files.length === 1 && files[0].name === expected};
+  const out = {readable: true, count: files.length, nameMatched: files.length === 1 && files[0].name === expected};
+  const seen = this.__browserPilotChange;  // what the input held when its change event was dispatched
+  if (seen) out.atChange = {count: seen.length, nameMatched: seen.length === 1 && seen[0] === expected};
+  return out;
+}"""
+# Before the files are assigned: note what the input holds when the browser dispatches its change
+# event, in the capture phase (before any page listener). An uploader that takes the file and
+# empties its input at once (Quasar's QUploader) then still shows that the page was given it.
+# The note is an expando of Browser Pilot's world: the page cannot see or forge it.
+WATCH_CHANGE = """function () {
+  const el = this, win = el.ownerDocument.defaultView;
+  delete el.__browserPilotChange;
+  const heard = (event) => {
+    if (event.target !== el) return;
+    el.__browserPilotChange = Array.from(el.files || []).map((f) => f.name);
+    win.removeEventListener("change", heard, true);
+  };
+  win.addEventListener("change", heard, true);
 }"""
 
 
@@ -399,6 +416,11 @@ def upload(broker, agent, raw, session, args, deadline):
             pass
         raise
     try:
+        target.call("Runtime.callFunctionOn", {"functionDeclaration": WATCH_CHANGE, "objectId": object_id},
+                    timeout_s=timeout_s)
+    except BPError:
+        pass  # the evidence then reads the input only
+    try:
         target.call("DOM.setFileInputFiles", {"files": [item.path], "objectId": object_id}, timeout_s=timeout_s)
     except BPError:
         store.release(item)
@@ -421,8 +443,13 @@ def upload(broker, agent, raw, session, args, deadline):
         evidence.update(status="unavailable", fileCount=0, nameMatched=False, reason="input_not_readable")
     else:
         evidence.update(fileCount=state["count"], nameMatched=bool(state["nameMatched"]))
+        at_change = state.get("atChange") or {}
         if state["count"] == 1 and state["nameMatched"]:
             evidence["status"] = "verified"
+        elif state["count"] == 0 and at_change.get("count") == 1 and at_change.get("nameMatched"):
+            # The page took the file at its change event and emptied its input (an uploader that
+            # lets the same file be chosen again): it was given exactly that file.
+            evidence.update(status="verified", fileCount=1, nameMatched=True, effects=["input_cleared_by_page"])
         else:
             evidence.update(status="mismatch", reason="file_count_mismatch" if state["count"] != 1 else "name_mismatch")
     return evidence

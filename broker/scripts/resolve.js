@@ -80,6 +80,10 @@
     if (el.localName === "input" || el.localName === "textarea") {
       const type = (el.type || "text").toLowerCase();
       if (["checkbox", "radio", "button", "submit", "reset", "image", "file", "color", "range", "hidden"].includes(type)) return null;
+      // A date or time field takes no typed characters the way a text field does: its value is set
+      // whole (broker/actions/input.py fill_value), as a person's picker would.
+      if (["date", "time", "datetime-local", "month", "week"].includes(type))
+        return {kind: "date", sensitive: false, value: () => el.value, readOnly: el.readOnly};
       return {kind: "input", sensitive: type === "password", value: () => el.value, readOnly: el.readOnly};
     }
     if (el.isContentEditable) return {kind: "contenteditable", sensitive: false, value: () => el.innerText.replace(/\n$/, ""), readOnly: false};

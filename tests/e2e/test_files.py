@@ -197,6 +197,37 @@ def test_upload_assigns_a_private_copy_and_never_reveals_the_local_path(home, fi
         shutil.rmtree(source_dir, ignore_errors=True)
 
 
+CLEARING_UPLOADER = """<input type=file id=h><ul id=taken></ul>
+<script>h.addEventListener('change', () => {
+  for (const f of h.files) taken.insertAdjacentHTML('beforeend', '<li>' + f.name + '</li>');
+  h.value = '';  // as Quasar's uploader does: the same file can be chosen again
+});</script>"""
+
+
+def test_an_uploader_that_empties_its_input_at_once_is_verified_as_given_the_file(home, files_env, pages):
+    source_dir = helpers.short_tmpdir("bpup-")
+    try:
+        source = os.path.join(source_dir, "notes.txt")
+        with open(source, "wb") as fh:
+            fh.write(b"notes\n")
+        ok(home, files_env, "open", pages.page(CLEARING_UPLOADER))
+        evidence = ok(home, files_env, "upload", source)["evidence"]
+        assert helpers.without_settle(evidence) == {"action": "upload", "status": "verified", "expectedFileCount": 1,
+                                                    "fileCount": 1, "nameMatched": True,
+                                                    "effects": ["input_cleared_by_page"]}
+        assert ok(home, files_env, "eval", "[h.files.length, taken.textContent]")["value"] == [0, "notes.txt"]
+        # The note is what the input held when the change event reached Browser Pilot's listener:
+        # a page that empties the input before that (its own earlier capture listener) was never
+        # seen holding the file, and the evidence says so.
+        ok(home, files_env, "open", pages.page("<input type=file id=k>"
+                                               "<script>window.addEventListener('change', () => { k.value = ''; }, true)"
+                                               "</script>"))
+        second = ok(home, files_env, "upload", source)["evidence"]
+        assert (second["status"], second["reason"], second["fileCount"]) == ("mismatch", "file_count_mismatch", 0)
+    finally:
+        shutil.rmtree(source_dir, ignore_errors=True)
+
+
 def test_upload_refuses_symlinks_directories_and_missing_files_without_naming_them(home, files_env, pages):
     source_dir = helpers.short_tmpdir("bpsecret-")
     try:

@@ -2,7 +2,7 @@
 option lists of native and ARIA dropdowns, and selections read back from the page."""
 
 from tests import helpers
-from tests.helpers import bp, ref_of
+from tests.helpers import bp, ok, ref_of
 
 
 def element(observation, role, name):
@@ -260,3 +260,45 @@ def test_a_page_change_after_opening_stops_the_selection_as_unknown_outcome(home
         ("select", "options", 1, True)
     assert context["reason"] in ("document_changed", "loader_changed")
     assert bp(home, "snapshot", env=connected).json["title"] == "moved"
+
+
+DATE_FIELDS = """
+<label>Launch <input type=date id=d></label>
+<label>At <input type=time id=t></label>
+<label>Starts <input type=datetime-local id=dt></label>
+<label>Month <input type=month id=m></label>
+<script>
+  window.heard = [];
+  for (const el of document.querySelectorAll('input'))
+    for (const kind of ['input', 'change']) el.addEventListener(kind, () => heard.push(el.id + ':' + kind));
+</script>
+"""
+
+
+def test_type_sets_a_native_date_or_time_field_whole_and_reads_it_back(home, connected, pages):
+    page = ok(home, connected, "open", pages.page(DATE_FIELDS, title="dates"))
+    for name, value in (("Launch", "2026-03-14"), ("At", "09:30"), ("Starts", "2026-03-14T09:30"),
+                        ("Month", "2026-03")):
+        typed = ok(home, connected, "type", str(ref_of(page, "textbox", name)), value, "--clear")
+        evidence = typed["evidence"]
+        assert evidence["status"] == "verified" and evidence["kind"] == "date", evidence
+        assert evidence["method"] == "value" and evidence["afterLength"] == len(value)
+        page = typed
+    values = ok(home, connected, "eval", "[...document.querySelectorAll('input')].map(e => e.value)")["value"]
+    assert values == ["2026-03-14", "09:30", "2026-03-14T09:30", "2026-03"]
+    # The page heard what a picker fires: input, then change, once per field.
+    assert ok(home, connected, "eval", "heard")["value"] == [
+        f"{i}:{k}" for i in ("d", "t", "dt", "m") for k in ("input", "change")]
+
+
+def test_a_date_the_field_does_not_take_is_refused_and_changes_nothing(home, connected, pages):
+    page = ok(home, connected, "open", pages.page(DATE_FIELDS, title="dates"))
+    ref = str(ref_of(page, "textbox", "Launch"))
+    ok(home, connected, "type", ref, "2026-03-14", "--clear")
+    result = bp(home, "type", ref, "14/03/2026", "--clear", env=connected)
+    assert result.rc == 1 and result.code == "invalid_argument", result
+    assert result.json["context"] == {"field": "text", "inputType": "date"}
+    assert "14/03/2026" not in result.stdout + result.stderr  # typed text is never echoed
+    assert "YYYY-MM-DD" in result.json["error"]
+    assert ok(home, connected, "eval", "document.getElementById('d').value")["value"] == "2026-03-14"
+    assert ok(home, connected, "eval", "heard.length")["value"] == 2  # nothing fired for the refusal
