@@ -25,8 +25,4 @@ GAPS = {
     "tests/realapps/test_dash.py::test_data_table_edit_the_price_of_tea": GRID,
     "tests/realapps/test_mui.py::test_data_grid_edit_the_price_of_tea": GRID,
     "tests/realapps/test_nicegui.py::test_aggrid_edit_the_price_of_tea": GRID,
-    "tests/realapps/test_nicegui.py::test_menu_share_by_email_through_the_submenu":
-        "issue 26 item 2: Quasar's submenu entry disappears from the observation once its menu is open",
-    "tests/realapps/test_react_aria.py::test_combobox_type_and_click_the_listed_option":
-        "issue 25/26: a click on React Aria's listed option reports verified while the combobox clears",
 }

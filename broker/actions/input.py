@@ -59,6 +59,21 @@ def resolve_steady(broker, agent, raw, session, ref, deadline, **extra):
         time.sleep(SETTLING_POLL_S)
 
 
+NEXT_FRAME = ("new Promise((done) => { requestAnimationFrame(() => setTimeout(done, 0)); "
+              "setTimeout(done, 100); })")  # a tab in the background draws no frames: 100 ms at most
+
+
+def next_frame(session, deadline):
+    """Wait until the page has run its next animation frame (its scroll and resize handlers with
+    it), in Browser Pilot's world; at most 100 ms."""
+    try:
+        context_id, _ = session.world(worlds.WORLD_NAME)
+        session.call("Runtime.evaluate", {"expression": NEXT_FRAME, "contextId": context_id, "awaitPromise": True},
+                     timeout_s=max(0.2, min(2.0, deadline - time.monotonic())), abort=session.dialog_open)
+    except BPError:
+        pass  # the second resolve says whether the element is still there
+
+
 def download_started(broker, agent, session, since):
     """{index, fileName} of the download the input began in this tab (as `bp downloads` lists
     it), {} when one began that is not listed for this Agent, None when none began."""
@@ -74,12 +89,18 @@ def click(broker, agent, raw, session, args, deadline):
     popups_before = {t for t, i in broker.browser.targets.infos.items() if i.get("openerId") == raw}
     before = role = name_before = None
     under_before = None
+    press_mark = os.urandom(6).hex()
     if "xy" in args:
         (x, y), target = args["xy"], session
         kind = "coordinates"
         under_before = under_point(session, x, y)
     else:
-        answer = resolve_steady(broker, agent, raw, session, args["ref"], deadline)
+        answer = resolve_steady(broker, agent, raw, session, args["ref"], deadline, watchPress=press_mark)
+        if answer.get("scrolled"):
+            # Scrolled into view: the page hears the scroll at its next frame (a popover follows or
+            # closes). Let it, then hit-test again where things are now, before pressing.
+            next_frame(session, deadline)
+            answer = resolve_steady(broker, agent, raw, session, args["ref"], deadline, watchPress=press_mark)
         target, x, y = input_point(session, answer)
         before, role, name_before = answer["state"], answer["role"], answer["name"]
         kind = role if role in EXPECTED_TOGGLE or role == "option" else "control"
@@ -104,13 +125,14 @@ def click(broker, agent, raw, session, args, deadline):
     if download is not None:
         effects.append("download_started")
         evidence["download"] = download
-    after = None
+    after = elsewhere = None
     if before is not None and "navigation" not in effects and not session.dialog_open():
         try:
-            answer = observe.resolve(broker, agent, raw, session, args["ref"], mode="state")
+            answer = observe.resolve(broker, agent, raw, session, args["ref"], mode="state", pressMark=press_mark)
             after = answer["state"]
             if answer.get("name") != name_before:
                 effects.append("content_changed")
+            elsewhere = answer.get("pressed") if isinstance(answer.get("pressed"), dict) else None
         except BPError:
             effects.append("document_changed")
     if before and after:
@@ -123,6 +145,12 @@ def click(broker, agent, raw, session, args, deadline):
     if changes and not {"content_changed", "document_changed", "navigation", "download_started"} & set(effects):
         effects.append("content_changed")  # the page changed after the input (a menu, a panel)
     evidence["effects"] = effects
+    if elsewhere is not None:
+        # The layout moved between the hit test and the press: another element took it. Whatever
+        # changed is that element's doing; the observation shows the page as it is now.
+        evidence.update(status="mismatch", reason="pressed_elsewhere",
+                        pressedInstead={k: v for k, v in elsewhere.items() if v})
+        return evidence
     closed = False
     if kind in ("menuitemcheckbox", "menuitemradio") and "checked_changed" not in effects and "navigation" not in effects:
         closed = after is None or not _shown(broker, agent, raw, session, args["ref"])

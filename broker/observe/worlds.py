@@ -8,6 +8,7 @@ browser's CDPError `context_gone`; `once_more_if_replaced` is the only place tha
 
 import json
 from importlib import resources
+from typing import Any
 
 from bp import text as page_text
 from bp.errors import BPError, invalid_argument
@@ -35,7 +36,8 @@ def world_key(agent_key):
     return "a" + hashlib.sha256(agent_key.encode()).hexdigest()[:16]
 
 
-def call_in_world(session, context_id, source, opts, timeout_s=15.0, fn=None, await_promise=False, as_text=False):
+def call_in_world(session, context_id, source, opts, timeout_s=15.0, fn=None, await_promise=False,
+                  as_text=False) -> Any:
     """source(opts[, fn]) in the world `context_id`, its value returned as JSON. With as_text,
     the value crosses CDP as one JSON string (JSON.stringify in the page), for a big plain
     value: the browser turns 10,000 objects into a protocol value far slower (~40 ms) than

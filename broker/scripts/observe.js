@@ -141,8 +141,11 @@
     if (el.isContentEditable && !(el.parentElement && el.parentElement.isContentEditable)) return "textbox";
     return null;
   }
-  // Real controls inside an element: a container holding them is not itself one control.
-  const CONTROLS = "a[href], button, input:not([type=hidden]), select, textarea, summary, [role], [tabindex], [onclick], [contenteditable]";
+  // Real controls inside an element: a container holding them is not itself one control. An
+  // element focusable by script only (tabindex -1, no role: Quasar's focus helper inside each
+  // menu entry) is not one a person operates.
+  const CONTROLS = "a[href], button, input:not([type=hidden]), select, textarea, summary, [role], " +
+    "[tabindex]:not([tabindex^='-']), [onclick], [contenteditable]";
   // A page of text (a scrolling <main tabindex=0>, an article) is read, not pressed.
   const CONTAINER_TEXT = 300;
   function container(el) {
@@ -283,6 +286,14 @@
   const offList = [];
   const topModal = modalRoot(document);
   const modalRefs = [];
+  // A modal the Agent's own action opened (it appeared in the action's answer, and is the same
+  // element since) is where its task goes on, not an obstacle to close first.
+  let modalOpened = false;
+  if (topModal && table.openedModal === topModal) modalOpened = true;
+  else if (topModal && lead) {
+    for (let n = topModal; n && !modalOpened; n = n.parentElement) modalOpened = (watched.marks.get(n) || 0) > changedSince;
+  }
+  if (!opts.register) table.openedModal = modalOpened ? topModal : null;
 
   function visit(el, depth, ctx) {
     if (stop) return;
@@ -557,7 +568,8 @@
 
   const hints = [];
   if (topModal) hints.push({code: "modal_overlay", source: "observation", confidence: "strong",
-    recommendedAction: "resolve_overlay_first", blocking: true, refs: modalRefs.slice(0, 32)});
+    recommendedAction: modalOpened ? "continue_in_dialog" : "resolve_overlay_first", blocking: true,
+    refs: modalRefs.slice(0, 32), openedByAction: modalOpened || undefined});
   const auto = [];
   // Hint refs are positions in `out` (1-based); the broker maps them to the merged refs.
   out.forEach((e, i) => {

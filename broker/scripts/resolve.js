@@ -67,7 +67,16 @@
         && !e.hasAttribute("aria-expanded") ? e.parentElement.open : e.getAttribute("aria-expanded") === "true",
       focused: active === e || (!!editorKind && e.contains(active)), activeTag: active ? active.localName : null};
   };
-  if (opts.mode === "state") return {state: state(el), name: currentName};
+  if (opts.mode === "state") {
+    const out = {state: state(el), name: currentName};
+    const watch = entry.pressWatch;
+    if (opts.pressMark && watch && watch.mark === opts.pressMark) {
+      out.pressed = watch.landed;  // true, what took the press instead, or null (none heard)
+      watch.stop();
+      entry.pressWatch = null;
+    }
+    return out;
+  }
   const editable = () => {
     if (editorKind) {
       // A code editor's own hidden textarea (or EditContext element) takes the keys; its drawn lines show the text.
@@ -111,14 +120,44 @@
   const target = proxyOf(el, null, style) || el;
   // The walker's rule (lib.js): what no scrolling can bring into view is not listed, nor acted on.
   if (!scrollReach(target)) return {refuse: "outside_viewport"};
-  reveal(target, true, opts.nested);
-  for (const fe of frames) reveal(fe, false, opts.nested);
   if (!Array.from(target.getClientRects()).some((r) => r.width > 0 && r.height > 0)) return {refuse: "no_layout"};
-  const found = hitTest(target, opts.allPoints);
+  // An element shown whole in the viewport and reachable is pressed where it is: scrolling it to
+  // the centre moves what the page anchors to the scroll (a popover that repositions or closes
+  // on scroll, React Aria's), and the press would land on what took its place.
+  const box = target.getBoundingClientRect();
+  const whole = !frames.length && !opts.nested && box.top >= 0 && box.left >= 0 && box.bottom <= window.innerHeight &&
+    box.right <= window.innerWidth;
+  let found = whole ? hitTest(target, opts.allPoints) : null;
+  let scrolled = false;
+  if (!found || !found.points.length) {
+    reveal(target, true, opts.nested);
+    for (const fe of frames) reveal(fe, false, opts.nested);
+    scrolled = true;  // the broker lets the page answer the scroll, then resolves again (input.py)
+    if (!Array.from(target.getClientRects()).some((r) => r.width > 0 && r.height > 0)) return {refuse: "no_layout"};
+    found = hitTest(target, opts.allPoints);
+  }
   if (!found) return {stale: "frame_detached"};
   const points = found.points;
   if (!points.length) return found.obstruction ? {refuse: "obscured", obstruction: found.obstruction} : {refuse: "outside_viewport"};
-  const result = {x: points[0][0], y: points[0][1], points: points, role: role, name: name, state: state(el)};
+  const result = {x: points[0][0], y: points[0][1], points: points, role: role, name: name, state: state(el),
+    scrolled: scrolled};
+  if (opts.watchPress) {
+    // Where the coming press lands, heard first (capture phase, Browser Pilot's world): a layout
+    // that moved between this hit test and the press gives it to another element, and the click's
+    // evidence must say so rather than claim the element's effects.
+    if (entry.pressWatch) entry.pressWatch.stop();
+    const win = target.ownerDocument.defaultView, watch = {mark: opts.watchPress, landed: null};
+    const heard = (e) => {
+      const hit = (e.composedPath && e.composedPath()[0]) || e.target;
+      watch.landed = accepts(target, hit) ? true
+        : {tagName: hit && hit.localName, role: (hit && hit.getAttribute && hit.getAttribute("role")) || undefined};
+      watch.stop();
+    };
+    watch.stop = () => { win.removeEventListener("pointerdown", heard, true); win.removeEventListener("mousedown", heard, true); };
+    win.addEventListener("pointerdown", heard, true);
+    win.addEventListener("mousedown", heard, true);
+    entry.pressWatch = watch;
+  }
   if (opts.focus) {
     const ed = editable();
     if (!ed) return {refuse: "not_editable"};

@@ -50,3 +50,27 @@ def test_a_menu_item_that_closes_its_menu_is_not_a_mismatch(home, connected, pag
     assert evidence["status"] != "mismatch", evidence
     assert evidence["status"] == "unavailable" and evidence["reason"] == "control_closed", evidence
     assert "Sort: by name" in [e["name"] for e in chosen.json["elements"]]
+
+
+def test_a_press_another_element_took_is_a_mismatch_that_names_it(home, connected, pages):
+    """The button runs from the pointer (it moves on mouseover, before the press): the press lands
+    on the panel beneath, which the evidence names instead of claiming the button's effects."""
+    page = ok(home, connected, "open", pages.page(
+        '<div id=panel role=region aria-label=Panel style="position:relative;height:200px">'
+        '<button id=run style="position:absolute;top:20px;left:20px" '
+        'onmouseover="this.style.left = \'400px\'" onclick="window.ran = true">Run</button></div>'))
+    clicked = ok(home, connected, "click", str(ref_of(page, "button", "Run")))
+    evidence = clicked["evidence"]
+    assert (evidence["status"], evidence["reason"]) == ("mismatch", "pressed_elsewhere"), evidence
+    assert evidence["pressedInstead"] == {"tagName": "div", "role": "region"}
+    assert ok(home, connected, "eval", "window.ran === true")["value"] is False
+
+
+def test_an_element_shown_whole_is_clicked_where_it_is_without_scrolling(home, connected, pages):
+    """Centring a visible element would scroll the page under popovers anchored to the scroll."""
+    page = ok(home, connected, "open", pages.page(
+        '<div style="height:3000px"><button style="margin-top:150px" onclick="window.hits = (window.hits || 0) + 1">'
+        'Near the top</button></div>'))
+    ok(home, connected, "eval", "window.scrollTo(0, 100)")
+    ok(home, connected, "click", str(ref_of(page, "button", "Near the top")))
+    assert ok(home, connected, "eval", "[window.scrollY, window.hits]")["value"] == [100, 1]

@@ -104,9 +104,24 @@ def test_hints_for_modal_and_autocomplete(home, connected, pages):
     observation = bp(home, "open", pages.url("/corpus/aria_modal"), env=connected).json
     modal = [h for h in observation["hints"] if h["code"] == "modal_overlay"][0]
     assert modal["refs"] == [ref_of(observation, "button", "Accept cookies")]
+    assert modal["recommendedAction"] == "resolve_overlay_first" and "openedByAction" not in modal
     url = pages.page("""<input aria-label=City list=cities><datalist id=cities><option>Oslo</option></datalist>""")
     observation = bp(home, "open", url, env=connected).json
     assert [h["code"] for h in observation["hints"]] == ["autocomplete"]
+
+
+def test_a_dialog_the_agents_click_opened_is_where_it_goes_on_not_an_obstacle(home, connected, pages):
+    url = pages.page('<button onclick="document.getElementById(\'d\').showModal()">Rename</button>'
+                     '<dialog id=d><label>Name <input></label><button>Save</button></dialog>')
+    observation = bp(home, "open", url, env=connected).json
+    assert not [h for h in observation["hints"] if h["code"] == "modal_overlay"]
+    clicked = bp(home, "click", str(ref_of(observation, "button", "Rename")), env=connected).json
+    modal = [h for h in clicked["hints"] if h["code"] == "modal_overlay"][0]
+    assert modal["recommendedAction"] == "continue_in_dialog" and modal["openedByAction"] is True, modal
+    assert modal["refs"] == [ref_of(clicked, "textbox", "Name"), ref_of(clicked, "button", "Save")]
+    # The next look at the same dialog says the same.
+    again = bp(home, "snapshot", env=connected).json
+    assert [h for h in again["hints"] if h["code"] == "modal_overlay"][0]["recommendedAction"] == "continue_in_dialog"
 
 
 # --- refs -----------------------------------------------------------------------------------
