@@ -8,15 +8,10 @@ Measured on the merged tree of 2026-12-03; the closing note of that stop has the
 AGREEMENT = "issue 26 item 7: Chromium exposes operable controls the observation neither offers nor explains"
 GRID = "issue 26 item 6: editable grid/table cells are not offered as such"
 GAPS = {
-    # The agreement check (tests/agreement/measure.py) on the corpus: controls covered, transparent,
-    # pointer-events:none or zero-size that Chromium exposes and the walker leaves out unexplained.
-    "tests/agreement/test_corpus_agreement.py::test_corpus_page_agrees_with_chromium[covered]": AGREEMENT,
-    "tests/agreement/test_corpus_agreement.py::test_corpus_page_agrees_with_chromium[opacity_zero]": AGREEMENT,
-    "tests/agreement/test_corpus_agreement.py::test_corpus_page_agrees_with_chromium[pointer_events_none]": AGREEMENT,
-    "tests/agreement/test_corpus_agreement.py::test_corpus_page_agrees_with_chromium[zero_size]": AGREEMENT,
+    # The agreement check (tests/agreement/measure.py) on real apps: operable controls Chromium
+    # exposes that the walker neither offers nor lists in `leftOut` with a reason.
     "tests/realapps/test_agreement.py::test_screen_agrees_with_chromium[tom-select ship form]": AGREEMENT,
     "tests/realapps/test_agreement.py::test_screen_agrees_with_chromium[mkdocs-material]": AGREEMENT,
-    "tests/realapps/test_agreement.py::test_screen_agrees_with_chromium[swagger-ui]": AGREEMENT,
     "tests/realapps/test_agreement.py::test_screen_agrees_with_chromium[python docs json]": AGREEMENT,
     "tests/realapps/test_agreement.py::test_screen_agrees_with_chromium[react-aria-components]": AGREEMENT,
     "tests/realapps/test_agreement.py::test_screen_agrees_with_chromium[mui]": AGREEMENT,

@@ -249,6 +249,8 @@ def _expand(world, result, opts, timeout_s, depth, acc):
         child_world.gen = child_result.get("gen")
         acc["disabledCount"] += child_result.get("disabledCount") or 0
         acc["changedSkipped"] += child_result.get("changedSkipped") or 0
+        acc["leftOut"].extend(child_result.get("leftOut") or ())
+        acc["leftOutCount"] += child_result.get("leftOutCount") or 0
         acc["disabled"].extend(child_result.get("disabled") or ())
         acc["hints"].append((child_result["hints"], _expand(child_world, child_result, opts, timeout_s, depth + 1, acc)))
     return positions
@@ -330,6 +332,7 @@ def _merge_hints(groups, limit):
     return out[:16]
 
 
+LEFT_OUT_LISTED = 20  # controls left out with their reason, per observation (observe.js lists as many per world)
 REASON_ORDER = ["element_limit", "text_limit", "depth_limit", "byte_limit", "work_limit"]
 
 
@@ -401,7 +404,8 @@ def observe(broker, agent, raw, session, limit, timeout_s=15.0, diff=False, grep
     top.gen = result.get("gen")
     acc = {"rows": [], "omitted": 0, "reasons": set(result["truncationReasons"]), "hints": [], "table": table,
            "changed": {}, "disabledCount": result.get("disabledCount") or 0, "disabled": list(result.get("disabled") or ()),
-           "changedSkipped": result.get("changedSkipped") or 0}
+           "changedSkipped": result.get("changedSkipped") or 0, "leftOut": list(result.get("leftOut") or ()),
+           "leftOutCount": result.get("leftOutCount") or 0}
     acc["hints"].insert(0, (result["hints"], _expand(top, result, opts, timeout_s, 0, acc)))
     if frame is not None:
         _keep_frame(acc, frame.frame_id, opts["key"])
@@ -446,6 +450,11 @@ def observe(broker, agent, raw, session, limit, timeout_s=15.0, diff=False, grep
         out["disabledCount"] = acc["disabledCount"]
         if disabled:
             out["disabledElements"] = acc["disabled"][:MAX_LIMIT]
+    if acc["leftOutCount"]:
+        # Controls the page has that a person cannot operate now, with the reason (issue 26 item 2):
+        # "there is no Save button" and "Save is covered by a banner" read differently.
+        out["leftOutCount"] = acc["leftOutCount"]
+        out["leftOut"] = acc["leftOut"][:LEFT_OUT_LISTED]
     size = 0 if fastjson.size_within(out, MAX_BYTES) else _size(out)
     while size > MAX_BYTES and out["elements"]:  # meet the byte budget by cutting, with a reason
         dropped = out["elements"].pop()

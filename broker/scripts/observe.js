@@ -211,6 +211,11 @@
     const found = hitTest(el, false, rect);
     return !!found && found.reachable && (found.points.length > 0 || found.tested === 0);
   }
+  function unreachable(el, rect) {
+    const found = hitTest(el, false, rect);
+    if (found && found.reachable && (found.points.length > 0 || found.tested === 0)) return null;
+    return found && found.obstruction ? "covered" : "out_of_view";
+  }
   function modalRoot(doc) {
     let modal = null;
     for (const d of doc.querySelectorAll("dialog")) { try { if (d.matches(":modal")) modal = d; } catch (e) {} }
@@ -284,6 +289,8 @@
   const docs = [null], docParents = [-1];
   let eligible = 0, stop = false, disabledCount = 0;
   const offList = [];
+  const LEFT_OUT_MAX = 20, leftOut = [];
+  let leftOutCount = 0;
   const topModal = modalRoot(document);
   const modalRefs = [];
   // A modal the Agent's own action opened (it appeared in the action's answer, and is the same
@@ -337,8 +344,10 @@
           offList.push(item);
         }
       }
-      if (sized && !hiddenByOpacity && !off && inModal &&
-          (proxy || style.pointerEvents !== "none") && reachable(target, rect)) {
+      // Why a control a person cannot operate now is left out (stated in `leftOut`, below).
+      const why = off || !inModal ? null : !sized ? "zero_size" : hiddenByOpacity ? "transparent"
+        : !proxy && style.pointerEvents === "none" ? "no_pointer_events" : unreachable(target, rect);
+      if (!off && inModal && why === null) {
         eligible++;
         counted = true;
         const past = els.length >= LIMIT;
@@ -361,6 +370,12 @@
           reasons.add("element_limit");
           if (!lead) stop = true;  // the answer is complete: no need to walk on
         }
+      } else if (why && ownRole && els.length < LIMIT) {
+        // A control the page has (its own role, as the accessibility tree shows it) that cannot be
+        // operated now, and why: covered by another element, out of view (clipped, off every
+        // scroll), transparent, zero-size, or not taking pointer events.
+        leftOutCount++;
+        if (leftOut.length < LEFT_OUT_MAX) leftOut.push({role: role, name: nameOf(el, role).slice(0, 120), reason: why});
       }
     }
     const childCtx = {doc: ctx.doc, win: ctx.win, modal: ctx.modal, parentStyle: style, docIndex: ctx.docIndex, changed: changed,
@@ -590,5 +605,5 @@
     truncationReasons: order.filter((r) => reasons.has(r)), hints: hints.slice(0, 16), eligible: eligible,
     next: table.next, changed: changed, docParents: docs.length > 1 ? docParents : undefined,
     disabledCount: disabledCount, disabled: opts.disabled ? offList : undefined, gen: watched.count,
-    changedSkipped: changedSkipped};
+    changedSkipped: changedSkipped, leftOut: leftOut, leftOutCount: leftOutCount};
 })

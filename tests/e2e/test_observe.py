@@ -124,6 +124,31 @@ def test_a_dialog_the_agents_click_opened_is_where_it_goes_on_not_an_obstacle(ho
     assert [h for h in again["hints"] if h["code"] == "modal_overlay"][0]["recommendedAction"] == "continue_in_dialog"
 
 
+LEFT_OUT = """<button>Open</button>
+<div style="position:relative"><button>Covered</button>
+  <div style="position:absolute;inset:-4px;background:#fff"></div></div>
+<button style="opacity:0">Transparent</button>
+<button style="pointer-events:none">Inert to the pointer</button>
+<button style="width:0;height:0;padding:0;border:0;overflow:hidden">Zero</button>
+<button style="position:fixed;left:-9999px">Off canvas</button>
+<div onclick="void 0" style="width:0;height:0"></div>"""
+
+
+def test_controls_a_person_cannot_operate_now_are_left_out_with_their_reason(home, connected, pages):
+    observation = bp(home, "open", pages.page(LEFT_OUT, title="left out"), env=connected).json
+    assert [(e["role"], e["name"]) for e in observation["elements"]] == [("button", "Open")]
+    assert observation["leftOut"] == [
+        {"role": "button", "name": "Covered", "reason": "covered"},
+        {"role": "button", "name": "Transparent", "reason": "transparent"},
+        {"role": "button", "name": "Inert to the pointer", "reason": "no_pointer_events"},
+        {"role": "button", "name": "Zero", "reason": "zero_size"},
+        {"role": "button", "name": "Off canvas", "reason": "out_of_view"},
+    ]
+    assert observation["leftOutCount"] == 5  # a listener-only element without a role is not listed
+    plain = bp(home, "open", pages.page("<button>Only</button>"), env=connected).json
+    assert "leftOut" not in plain and "leftOutCount" not in plain
+
+
 # --- refs -----------------------------------------------------------------------------------
 
 COUNTER = """<button id=b onclick="this.dataset.n=(+this.dataset.n||0)+1;document.title='n='+this.dataset.n">Count</button>
