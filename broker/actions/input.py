@@ -74,6 +74,27 @@ def next_frame(session, deadline):
         pass  # the second resolve says whether the element is still there
 
 
+POPUP_WAIT_S = 1.0
+
+
+def popups_opened(broker, raw, before, session, since, deadline):
+    """The tabs the input opened from tab `raw` (targets whose opener it is, not in `before`).
+    The renderer says Page.windowOpen before the browser lists the new target, and on a loaded
+    machine the listing can come after the settle: once the page said it opens a window, its
+    target is waited for (at most POPUP_WAIT_S), so that the evidence and `bp tabs` agree."""
+    def opened():
+        return {t for t, i in broker.browser.targets.infos.items() if i.get("openerId") == raw} - before
+
+    found = opened()
+    if found or not session.wait_for(lambda m, p: m == "Page.windowOpen", since, 0):
+        return found
+    until = min(time.monotonic() + POPUP_WAIT_S, deadline - 1.0)
+    while not found and time.monotonic() < until:
+        time.sleep(0.02)
+        found = opened()
+    return found
+
+
 def download_started(broker, agent, session, since):
     """{index, fileName} of the download the input began in this tab (as `bp downloads` lists
     it), {} when one began that is not listed for this Agent, None when none began."""
@@ -117,8 +138,7 @@ def click(broker, agent, raw, session, args, deadline):
     if session.wait_for(lambda m, p: m == "Page.navigatedWithinDocument" and p.get("frameId") == session.frame_id,
                         since, 0):
         effects.append("url_changed")  # same-document navigation (fragment, history API)
-    popups_after = {t for t, i in broker.browser.targets.infos.items() if i.get("openerId") == raw}
-    if popups_after - popups_before:
+    if popups_opened(broker, raw, popups_before, session, since, deadline):
         effects.append("popup_opened")
     evidence = {"action": "click", "kind": kind}
     download = download_started(broker, agent, session, since)

@@ -7,8 +7,8 @@ import time
 from bp import keys
 from bp.errors import BPError
 from broker.actions import settle as settling
-from broker.actions.input import (Pin, _mouse, download_started, focus_script as _focus, key_event, send_text,
-                                  settle, with_effects)
+from broker.actions.input import (Pin, _mouse, download_started, focus_script as _focus, key_event, popups_opened,
+                                  send_text, settle, with_effects)
 from broker.observe.snapshot import refusal
 
 MAX_DELAY_MS = 1000
@@ -146,7 +146,7 @@ def press(broker, agent, raw, session, args, deadline):
         effects.append("navigation")
     if session.dialog_open():
         effects.append("dialog_opened")
-    if {t for t, i in broker.browser.targets.infos.items() if i.get("openerId") == raw} - popups_before:
+    if popups_opened(broker, raw, popups_before, session, since, deadline):
         effects.append("popup_opened")
     download = download_started(broker, agent, session, since)
     if download is not None:
