@@ -12,7 +12,6 @@ GAPS = {
     # exposes that the walker neither offers nor lists in `leftOut` with a reason.
     "tests/realapps/test_agreement.py::test_screen_agrees_with_chromium[tom-select ship form]": AGREEMENT,
     "tests/realapps/test_agreement.py::test_screen_agrees_with_chromium[mkdocs-material]": AGREEMENT,
-    "tests/realapps/test_agreement.py::test_screen_agrees_with_chromium[python docs json]": AGREEMENT,
     "tests/realapps/test_agreement.py::test_screen_agrees_with_chromium[react-aria-components]": AGREEMENT,
     "tests/realapps/test_agreement.py::test_screen_agrees_with_chromium[mui]": AGREEMENT,
     "tests/realapps/test_agreement.py::test_screen_agrees_with_chromium[nicegui (quasar)]": AGREEMENT,

@@ -332,7 +332,6 @@ def _merge_hints(groups, limit):
     return out[:16]
 
 
-LEFT_OUT_LISTED = 20  # controls left out with their reason, per observation (observe.js lists as many per world)
 REASON_ORDER = ["element_limit", "text_limit", "depth_limit", "byte_limit", "work_limit"]
 
 
@@ -454,7 +453,7 @@ def observe(broker, agent, raw, session, limit, timeout_s=15.0, diff=False, grep
         # Controls the page has that a person cannot operate now, with the reason (issue 26 item 2):
         # "there is no Save button" and "Save is covered by a banner" read differently.
         out["leftOutCount"] = acc["leftOutCount"]
-        out["leftOut"] = acc["leftOut"][:LEFT_OUT_LISTED]
+        out["leftOut"] = acc["leftOut"][:limit]  # as many as the elements asked for (--limit)
     size = 0 if fastjson.size_within(out, MAX_BYTES) else _size(out)
     while size > MAX_BYTES and out["elements"]:  # meet the byte budget by cutting, with a reason
         dropped = out["elements"].pop()

@@ -289,7 +289,7 @@
   const docs = [null], docParents = [-1];
   let eligible = 0, stop = false, disabledCount = 0;
   const offList = [];
-  const LEFT_OUT_MAX = 20, leftOut = [];
+  const LEFT_OUT_MAX = LIMIT, leftOut = [];  // as many as the elements asked for
   let leftOutCount = 0;
   const topModal = modalRoot(document);
   const modalRefs = [];
