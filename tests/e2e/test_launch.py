@@ -1,5 +1,6 @@
 """`bp launch`: a private Chromium that discovery finds, and that --stop stops (only it)."""
 
+import json
 import os
 
 import psutil
@@ -81,7 +82,17 @@ def test_a_renderer_crash_leaves_its_dump_in_the_launched_profile(home, pages):
             page = [t for t in infos if t["type"] == "page" and t["title"] == "doomed"][0]
             session = cdp.call("Target.attachToTarget", {"targetId": page["targetId"], "flatten": True},
                                call_id=2)["result"]["sessionId"]
+            cdp.call("Target.setDiscoverTargets", {"discover": True}, call_id=4)
             cdp.send('{"id":3,"method":"Page.crash","params":{},"sessionId":"%s"}' % session)
+            # Hold the connection until the browser says the renderer crashed: closing it at once
+            # lets the pipe holder undo this client's session first, on a loaded machine before
+            # the crash command reached the renderer (then nothing crashed and no dump came).
+            cdp.settimeout(30)
+            while True:
+                message = json.loads(cdp.recv_data()[1])
+                if message.get("method") == "Target.targetCrashed" and \
+                        message["params"].get("targetId") == page["targetId"]:
+                    break
         finally:
             cdp.shutdown()
         dumps = os.path.join(profile, "Crash Reports")
