@@ -48,7 +48,9 @@ def _open_in_chromium(chromium, path):
 
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
-        if js("document.readyState === 'complete' && Array.from(document.images).every(i => i.complete)"):
+        # The new tab starts at about:blank (complete, no images): wait for the file's own document.
+        if js("location.protocol === 'file:' && document.readyState === 'complete' && "
+              "Array.from(document.images).every(i => i.complete)"):
             break
         time.sleep(0.1)
     else:
