@@ -22,13 +22,13 @@ def _mouse(session, x, y, button, count, target=None):
     # A move is aligned to animation frames, which a background tab barely gets: send it without
     # waiting for its acknowledgement; the press that follows flushes it, in order.
     target.send_nowait("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y})
-    for kind in ("mousePressed", "mouseReleased"):
-        # A click that opens alert()/confirm() blocks the page before it acknowledges the input.
-        target.call("Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y, "button": button,
-                                                 "clickCount": count, "buttons": 1 if kind == "mousePressed" else 0},
-                    abort=session.dialog_open)
-        if session.dialog_open():
-            return
+    # The press is not waited for either: the release that follows is acknowledged after it, in
+    # order, so one round trip covers both.
+    target.send_nowait("Input.dispatchMouseEvent", {"type": "mousePressed", "x": x, "y": y, "button": button,
+                                                    "clickCount": count, "buttons": 1})
+    # A click that opens alert()/confirm() blocks the page before it acknowledges the input.
+    target.call("Input.dispatchMouseEvent", {"type": "mouseReleased", "x": x, "y": y, "button": button,
+                                             "clickCount": count, "buttons": 0}, abort=session.dialog_open)
 
 
 def input_point(session, answer):
@@ -49,14 +49,19 @@ def resolve_steady(broker, agent, raw, session, ref, deadline, **extra):
     drawer sliding over, an overlay fading out. Any other refusal, or the same one after the
     wait, is the action's refusal as before (nothing was dispatched)."""
     until = min(time.monotonic() + SETTLING_WAIT_S, deadline - 2.0)
+    waited = False
     while True:
         try:
-            return observe.resolve(broker, agent, raw, session, ref, **extra)
+            answer = observe.resolve(broker, agent, raw, session, ref, **extra)
+            if waited:
+                answer["steadied"] = True  # it took a wait: the page moved meanwhile
+            return answer
         except BPError as exc:
             if exc.code != "action_not_verified" or (exc.context or {}).get("reason") not in SETTLING_REFUSALS \
                     or time.monotonic() + SETTLING_POLL_S >= until or session.dialog_open():
                 raise
         time.sleep(SETTLING_POLL_S)
+        waited = True
 
 
 NEXT_FRAME = ("new Promise((done) => { requestAnimationFrame(() => setTimeout(done, 0)); "
@@ -111,6 +116,10 @@ def click(broker, agent, raw, session, args, deadline):
     before = role = name_before = None
     under_before = None
     press_mark = os.urandom(6).hex()
+    # Armed first, in flight with the hit test that follows: the page runs both, in order, before
+    # the input (input reaches the page by another road than scripts, so the arm is awaited before
+    # it). The hit test changes nothing in the page unless it scrolls or waits: then it is armed again.
+    armed = settling.begin(broker, agent, session, raw, overlap=True)
     if "xy" in args:
         (x, y), target = args["xy"], session
         kind = "coordinates"
@@ -122,10 +131,13 @@ def click(broker, agent, raw, session, args, deadline):
             # closes). Let it, then hit-test again where things are now, before pressing.
             next_frame(session, deadline)
             answer = resolve_steady(broker, agent, raw, session, args["ref"], deadline, watchPress=press_mark)
+            answer["steadied"] = True
+        if answer.get("steadied"):
+            armed = settling.begin(broker, agent, session, raw)  # what happened meanwhile is not the click's
         target, x, y = input_point(session, answer)
         before, role, name_before = answer["state"], answer["role"], answer["name"]
         kind = role if role in EXPECTED_TOGGLE or role == "option" else "control"
-    armed = settling.begin(broker, agent, session, raw)
+    armed.armed()
     loader_before, since = armed.loader, armed.since
     _mouse(session, x, y, button, count, target)  # dispatched: from here on, failures are unknown_outcome
     navigated = settling.end(session, deadline)["status"] == "navigated"

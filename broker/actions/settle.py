@@ -258,6 +258,19 @@ class Requests:
         self.hub.unwatch(self.heard)
 
 
+class _Answered:
+    """A call already answered, in the shape of TabSession.call_later's (a session without it)."""
+
+    def __init__(self, reply):
+        self.reply = reply
+
+    def result(self, timeout_s=None, abort=None):
+        return self.reply
+
+    def drop(self):
+        pass
+
+
 class Settle:
     """One action's settle: armed before its dispatch, waited for after (see the module)."""
 
@@ -267,7 +280,8 @@ class Settle:
         self.since = session.mark()
         self.started = time.monotonic()
         self.grace = grace
-        self.tracker = None
+        self._tracker = None
+        self._arming = None  # the tracker's ARM call, in flight while the input is dispatched
         self.record = None
         self.stopped = False
         self.mutations = None  # DOM changes counted since the dispatch (None: not known)
@@ -278,13 +292,32 @@ class Settle:
         self.after_load = requests is not None  # bp open's settle (after_load)
         if session.dialog_open():
             return
+        arm = {"expression": f"{ARM}({TIMER_MAX_MS}, {FRAME_WAIT_MS}, {TIMER_SLACK_MS})", "returnByValue": False,
+               "silent": True}
         try:
-            reply = session.call("Runtime.evaluate", {
-                "expression": f"{ARM}({TIMER_MAX_MS}, {FRAME_WAIT_MS}, {TIMER_SLACK_MS})", "returnByValue": False,
-                "silent": True}, timeout_s=5.0, abort=session.dialog_open)
-            self.tracker = ((reply or {}).get("result") or {}).get("objectId")
+            # Not waited for here: a caller overlaps it with its own checks (scripts run in the order
+            # sent) and waits with armed() before the input; otherwise the first look waits for it.
+            later = getattr(session, "call_later", None)
+            self._arming = later("Runtime.evaluate", arm) if later else _Answered(session.call("Runtime.evaluate", arm))
         except BPError:
-            self.tracker = None
+            self._arming = None
+
+    def armed(self):
+        """Wait for the arm to be in place: before the input, which reaches the page by another
+        road than the arm (the browser's input pipeline) and could overtake it."""
+        _ = self.tracker
+
+    @property
+    def tracker(self):
+        """The in-page tracker's object id, or None (it could not start: a dialog, a new document)."""
+        arming, self._arming = self._arming, None
+        if arming is not None:
+            try:
+                reply = arming.result(timeout_s=5.0, abort=self.session.dialog_open)
+                self._tracker = ((reply or {}).get("result") or {}).get("objectId")
+            except BPError:
+                self._tracker = None
+        return self._tracker
 
     def _poll(self, first=False):
         """The tracker's {mutations, quietMs, timers, frames}, or None (a new document, a dialog)."""
@@ -306,6 +339,9 @@ class Settle:
         self.stopped = True
         if self.requests is not None:
             self.requests.close()
+        if self._arming is not None and self.session.dialog_open():
+            self._arming.drop()  # blocked behind the dialog: nobody waits for it
+            self._arming = None
         if self.tracker is not None and not self.session.dialog_open() and self.session.loader == self.loader:
             try:  # not awaited: the answer need not wait for the page to drop its observers
                 self.session.send_nowait("Runtime.callFunctionOn", {
@@ -439,13 +475,17 @@ def after_load(broker, agent, session, raw, requests, deadline):
 
 # --- one rule for every acting command (broker/registry.py brackets each action with these) ----
 
-def begin(broker, agent, session, raw=None):
+def begin(broker, agent, session, raw=None, overlap=False):
     """Arm the settle of the action about to dispatch on `session` (replacing one armed earlier,
-    whose dispatch had not started: the marks of the action's own checks are not its causes)."""
+    whose dispatch had not started: the marks of the action's own checks are not its causes).
+    With `overlap`, the arm is only sent: the caller's next scripts overlap its round trip, and it
+    calls armed() before its input."""
     previous = getattr(session, "settling", None)
     if previous is not None and previous.record is None:
         previous.abandon()
     session.settling = Settle(broker, agent, session, raw)
+    if not overlap:
+        session.settling.armed()
     return session.settling
 
 

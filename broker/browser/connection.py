@@ -179,7 +179,8 @@ class BrowserConnection:
             self._local.push = push
         push.send_multipart([kind, payload])
 
-    def _call(self, kind, message, timeout_s, abort=None):
+    def _start(self, kind, message):
+        """Send a call; (call id, slot) its reply will land in."""
         if not self.alive:
             raise disconnected("The browser connection is not available.")
         call_id = next(self._ids)
@@ -189,6 +190,19 @@ class BrowserConnection:
             self._slots[call_id] = slot
         try:
             self._send(kind, json.dumps(message, separators=(",", ":")).encode())
+        except BaseException:
+            self.forget((call_id, slot))
+            raise
+        return call_id, slot
+
+    def forget(self, started):
+        """Stop expecting the reply of a call started with cdp_start (its reply is dropped)."""
+        with self._slots_lock:
+            self._slots.pop(started[0], None)
+
+    def _call(self, kind, message, timeout_s, abort=None, started=None):
+        call_id, slot = started or self._start(kind, message)
+        try:
             deadline = time.monotonic() + timeout_s
             while not slot.event.wait(min(0.02, max(0.0, deadline - time.monotonic())) if abort else timeout_s):
                 if abort is not None and abort():
@@ -197,25 +211,32 @@ class BrowserConnection:
                     raise BPError("unknown_outcome", "The browser did not answer in time.",
                                   context={"method": message.get("method")})
         finally:
-            with self._slots_lock:
-                self._slots.pop(call_id, None)
+            self.forget((call_id, slot))
         if slot.reply is None:
             raise disconnected("The browser connection was lost.", remediation_code="connect_browser")
         return slot.reply
 
-    def cdp(self, method, params=None, session_id=None, timeout_s=30.0, abort=None):
+    def cdp(self, method, params=None, session_id=None, timeout_s=30.0, abort=None, started=None):
         """Send a CDP command and wait for its reply. With `abort`, stop waiting (returning None)
-        as soon as abort() is true."""
-        self.on_dispatch(method)
-        message = {"method": method, "params": params or {}}
-        if session_id:
-            message["sessionId"] = session_id
-        reply = self._call(jp.CDP, message, timeout_s, abort)
+        as soon as abort() is true. With `started` (from cdp_start), the command was sent
+        already: only its reply is waited for."""
+        if started is None:
+            started = self.cdp_start(method, params, session_id)
+        reply = self._call(jp.CDP, {"method": method}, timeout_s, abort, started=started)
         if reply is None:
             return None
         if "error" in reply:
             raise CDPError(method, reply["error"])
         return reply.get("result") or {}
+
+    def cdp_start(self, method, params=None, session_id=None):
+        """Send a CDP command now and wait for its reply later (cdp(..., started=)), so that the
+        round trip overlaps what the caller sends next; forget() it if it is never waited for."""
+        self.on_dispatch(method)
+        message = {"method": method, "params": params or {}}
+        if session_id:
+            message["sessionId"] = session_id
+        return self._start(jp.CDP, message)
 
     def send_nowait(self, method, params=None, session_id=None):
         """Send a CDP command whose reply nobody waits for (it is dropped on arrival)."""

@@ -17,6 +17,9 @@ from broker.browser.connection import CDPError
 WORLD_NAME = "browser-pilot"
 
 _SCRIPTS = {}
+_FACTORIES = {}  # script(name) -> (name, the factory that makes it: its text without the final call)
+# Where a world keeps the factories it was sent: its own global object, which the page cannot see.
+KEPT = "globalThis.__browserPilotScripts"
 
 
 def script(name):
@@ -24,9 +27,32 @@ def script(name):
     if name not in _SCRIPTS:
         folder = resources.files("broker").joinpath("scripts")
         # In parentheses: the script starts with comment lines, which a bare `return` would end at.
-        _SCRIPTS[name] = ('(function () {\n"use strict";\n' + folder.joinpath("lib.js").read_text()
-                          + "\nreturn (\n" + folder.joinpath(name).read_text() + "\n);\n})()")
+        factory = ('(function () {\n"use strict";\n' + folder.joinpath("lib.js").read_text()
+                   + "\nreturn (\n" + folder.joinpath(name).read_text() + "\n);\n})")
+        _SCRIPTS[name] = factory + "()"
+        _FACTORIES[_SCRIPTS[name]] = (name, factory)
     return _SCRIPTS[name]
+
+
+def _expression(session, context_id, source, args):
+    """The expression that runs `source` with `args` in the world `context_id`. A script of this
+    folder (50 kB with the library) crosses the pipe and the browser's parser once per world: the
+    world keeps its factory, and later calls name it. The factory is called on every run, so each
+    run starts with fresh library state (lib.js caches per run), as if sent whole."""
+    kept = _FACTORIES.get(source)
+    if kept is None:
+        return f"({source})({args})", None
+    name, factory = kept
+    sent = getattr(session, "scripts_sent", None)
+    if sent is None:
+        return f"({source})({args})", None
+    if (context_id, name) in sent:
+        # Kept in that world: a world that lost it (never seen) answers MISSING, and is sent it whole.
+        return f"(({KEPT} || {{}})[{json.dumps(name)}] || (() => () => ({MISSING})))()({args})", (sent, context_id, name)
+    return f"(({KEPT} = {KEPT} || {{}})[{json.dumps(name)}] = {factory})()({args})", (sent, context_id, name)
+
+
+MISSING = '{"__browserPilotMissing": true}'
 
 
 def world_key(agent_key):
@@ -42,7 +68,20 @@ def call_in_world(session, context_id, source, opts, timeout_s=15.0, fn=None, aw
     the value crosses CDP as one JSON string (JSON.stringify in the page), for a big plain
     value: the browser turns 10,000 objects into a protocol value far slower (~40 ms) than
     into a string (~10 ms), and the broker decodes the string as fast as the reply around it."""
-    expression = f"({source})({json.dumps(opts)}{', ' + fn if fn else ''})"
+    args = f"{json.dumps(opts)}{', ' + fn if fn else ''}"
+    expression, kept = _expression(session, context_id, source, args)
+    value = _evaluate(session, context_id, expression, timeout_s, await_promise, as_text)
+    if kept is not None:
+        sent, context_id, name = kept
+        if isinstance(value, dict) and value.get("__browserPilotMissing"):
+            sent.discard((context_id, name))
+            expression, kept = _expression(session, context_id, source, args)
+            value = _evaluate(session, context_id, expression, timeout_s, await_promise, as_text)
+        sent.add((context_id, name))
+    return value
+
+
+def _evaluate(session, context_id, expression, timeout_s, await_promise, as_text):
     if as_text:
         expression = f"JSON.stringify({expression})"
     dialog_open = getattr(session, "dialog_open", None)

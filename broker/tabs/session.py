@@ -186,6 +186,24 @@ class FrameSessions(Session):
         return [c for c in list(self.children.values()) if c.alive]
 
 
+class Later:
+    """A CDP call sent by TabSession.call_later: waited for once, or dropped."""
+
+    def __init__(self, session, method, started):
+        self.session, self.method, self.started = session, method, started
+
+    def result(self, timeout_s=30.0, abort=None):
+        started, self.started = self.started, None
+        if started is None:
+            raise RuntimeError("a call's answer is waited for once")
+        return self.session.call(self.method, None, timeout_s, abort, started=started)
+
+    def drop(self):
+        if self.started is not None:
+            self.session.conn.forget(self.started)
+            self.started = None
+
+
 class FrameSession(FrameSessions):
     """An out-of-process iframe's CDP session. Browser Pilot only reads and resolves refs in it
     (its isolated world); input always goes through the tab's own session."""
@@ -199,6 +217,7 @@ class FrameSession(FrameSessions):
         self.parent_frame_id = None
         self.alive = True
         self._world = None
+        self.scripts_sent = set()  # (context id, script) its worlds keep (broker/observe/worlds.py)
         self._init_children()
         # Network/Fetch/console hooks of the tab (broker/network/journal.py): shared with the tab's session.
         self.listeners = parent.listeners
@@ -262,6 +281,7 @@ class TabSession(FrameSessions):
         self.dialog = None  # an open JavaScript dialog blocks the page's scripts
         self._world = None  # (loader, execution context id) of Browser Pilot's isolated world
         self._frame_worlds = {}  # subframe id -> context id of our world there (same process)
+        self.scripts_sent = set()  # (context id, script) its worlds keep (broker/observe/worlds.py)
         self._init_children()
         reply = conn.cdp("Target.attachToTarget", {"targetId": raw_id, "flatten": True}, timeout_s=timeout_s)
         self.session_id = reply["sessionId"]
@@ -276,18 +296,24 @@ class TabSession(FrameSessions):
         if self.loader is None:
             self.frame_id, self.loader = tree["id"], tree.get("loaderId")
 
-    def call(self, method, params=None, timeout_s=30.0, abort=None):
+    def call(self, method, params=None, timeout_s=30.0, abort=None, started=None):
         """One CDP call on the tab. On a crashed or silent renderer it fails at once with
-        target_crashed, and a call in flight when the renderer crashes stops waiting."""
+        target_crashed, and a call in flight when the renderer crashes stops waiting. `started`:
+        the call was sent by call_later(), only its reply is waited for."""
         if not self.alive:
+            if started is not None:
+                self.conn.forget(started)
             raise BPError("target_not_owned", "The tab is gone.", context={"reason": "target_detached"})
         if method in CRASH_SAFE:
-            return self.conn.cdp(method, params, session_id=self.session_id, timeout_s=timeout_s, abort=abort)
-        self.check_answers()
+            return self.conn.cdp(method, params, session_id=self.session_id, timeout_s=timeout_s, abort=abort,
+                                 started=started)
+        if started is None:
+            self.check_answers()
         crashed = self.targets.crashed
         stop = (lambda: self.raw_id in crashed or abort()) if abort else (lambda: self.raw_id in crashed)
         try:
-            reply = self.conn.cdp(method, params, session_id=self.session_id, timeout_s=timeout_s, abort=stop)
+            reply = self.conn.cdp(method, params, session_id=self.session_id, timeout_s=timeout_s, abort=stop,
+                                  started=started)
         except BPError as exc:
             if exc.code == "unknown_outcome" and (exc.context or {}).get("method") == method and not self.dialog_open() \
                     and not self.answers():
@@ -303,6 +329,14 @@ class TabSession(FrameSessions):
             state = self.targets.crash_state(self.raw_id) or {"reason": "renderer_crashed"}
             raise target_crashed(state["reason"], method=method)
         return reply
+
+    def call_later(self, method, params=None):
+        """Send a CDP call now; its answer is `later.result(timeout_s, abort)` (call()'s rules), or
+        `later.drop()` when nobody will wait for it. Lets a round trip overlap the next sends."""
+        if not self.alive:
+            raise BPError("target_not_owned", "The tab is gone.", context={"reason": "target_detached"})
+        self.check_answers()
+        return Later(self, method, self.conn.cdp_start(method, params, session_id=self.session_id))
 
     def answers(self):
         """Whether the renderer answers a trivial call within PROBE_S; clears a silence mark."""

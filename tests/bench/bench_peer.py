@@ -89,13 +89,20 @@ class AgentBrowser:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
+FRONT_SETTLE_S = 0.3
+
+
 def tab_in_front(port, url="about:blank"):
-    """Open a tab in front of the one being driven (DevTools HTTP API of that browser)."""
+    """Open a tab in front of the one being driven (DevTools HTTP API of that browser), and let
+    the browser finish starting it (FRONT_SETTLE_S): on 2 cores, the new tab's renderer start-up
+    competes with the step for the CPU (agent-browser's step doubled with it), which is not the
+    cost of driving a tab in the background."""
     request = urllib.request.Request(f"http://127.0.0.1:{port}/json/new?{url}", method="PUT")
     with urllib.request.urlopen(request, timeout=10) as resp:
         target = json.loads(resp.read())["id"]
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/activate/{target}", timeout=10) as resp:
         resp.read()
+    time.sleep(FRONT_SETTLE_S)
     return target
 
 

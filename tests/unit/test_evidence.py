@@ -208,7 +208,10 @@ def test_an_element_still_animating_into_place_is_waited_for_not_refused(monkeyp
     monkeypatch.setattr(actions.observe, "resolve", resolve)
     monkeypatch.setattr(actions, "SETTLING_POLL_S", 0.001)
     page = PageStandIn([state()])
-    assert actions.resolve_steady(None, None, "tab-1", page, 3, far()) == {"x": 1, "y": 2}
+    # It says it waited: the click arms its settle again (what moved meanwhile is not its doing).
+    assert actions.resolve_steady(None, None, "tab-1", page, 3, far()) == {"x": 1, "y": 2, "steadied": True}
+    answers.append({"x": 3, "y": 4})
+    assert actions.resolve_steady(None, None, "tab-1", page, 3, far()) == {"x": 3, "y": 4}
 
 
 def test_a_refusal_that_lasts_or_is_of_another_kind_is_the_actions_refusal(monkeypatch):
