@@ -2,7 +2,8 @@
 
 What an operation needs comes from its declaration in bp/ops.py: a FRONT or REQUEST handler is
 fn(broker, request); a TAB handler is fn(tab), run on the selected tab's worker with one `Tab`
-context, and with observe_after=True the tab is observed afresh after it (an action's reply).
+context, and with observe_after=True it is an acting command: it runs through the action
+pipeline (broker/actions/pipeline.py: settle, evidence, a fresh observation, the watchdog).
 """
 
 import time
@@ -83,9 +84,9 @@ def handler(op, *, observe_after=False, create=False, pick=None, reloads=False, 
     """Register the handler of `op` (declared in bp/ops.py: an undeclared op, which would have no
     schema, fails here). For a TAB op: `create` lets a missing selected tab be opened (as
     snapshot does), `pick(broker, agent, request)` chooses the tab instead (as open does),
-    `reloads` lets it run on a crashed tab, which it brings back (open). An observe_after op is
-    settled on what it caused (broker/actions/settle.py), armed here before it runs unless it
-    `settles` itself: arms right before its dispatch and waits right after it."""
+    `reloads` lets it run on a crashed tab, which it brings back (open). An observe_after op is an
+    acting command (broker/actions/pipeline.py): settled on what it caused, armed before it runs
+    unless it `settles` itself (arms right before its dispatch and waits right after it)."""
     declared = ops.OPS[op]
 
     def register(fn):
@@ -125,104 +126,8 @@ def on_tab(broker, request, fn, *, create=False, pick=None, observe_after=False,
         tab = Tab(broker, request, agent, raw, session_for(worker, broker.browser, crashed_ok=reloads), deadline)
         if not observe_after:
             return fn(tab)
-        action = _settled(fn, settles)
-        if request.batched:
-            return {"evidence": action(tab)}  # refs of later steps stay those of the Agent's last snapshot
-        return _observed(tab, action)
+        from broker.actions import pipeline
+
+        return pipeline.act(tab, fn, settles)
 
     return broker.browser.workers.run(raw, run, timeout_s=request.remaining())
-
-
-def _settled(fn, settles):
-    """The action with its settle: armed (unless it arms itself), waited for after it, and told in
-    its evidence. Every acting command and every batch step goes through here."""
-    from broker.actions import settle
-
-    def action(tab):
-        session = tab.session
-        session.settling = None
-        if not settles:
-            settle.begin(tab.broker, tab.agent, session, tab.raw)
-        try:
-            evidence = fn(tab)
-            if getattr(session, "settling", None) is not None:
-                settle.end(session, tab.deadline)
-        except BaseException:
-            armed = getattr(session, "settling", None)
-            if armed is not None:
-                armed.abandon()
-            session.settling = None
-            raise
-        return settle.finish(session, evidence)
-
-    return action
-
-
-def _observed(tab, action):
-    """An action's reply: its evidence and a fresh observation of the tab."""
-    from bp.errors import BPError
-    from broker.observe import snapshot as observe
-
-    blocked_before = tab.session.blocked_navigations
-    evidence = action(tab)
-    if tab.session.dialog is not None:
-        # A JavaScript dialog blocks the page: answer with the evidence, not a hung observation.
-        from broker.waits import dialogs
-
-        return {"evidence": evidence, "dialog": dialogs.brief(tab.session)}
-    name = tab.request.op
-    lead = {}  # the answer leads with what the action changed (snapshot.observe)
-    try:
-        result = observe.observe(tab.broker, tab.agent, tab.raw, tab.session, tab.args.get("limit", 50),
-                                 timeout_s=tab.remaining(floor=1.0), lead=lead)
-    except BPError as exc:
-        if tab.session.dialog_open():  # opened while observing: the same answer as above
-            from broker.waits import dialogs
-
-            return {"evidence": dict(evidence, effects=sorted(set(evidence.get("effects", ())) | {"dialog_opened"})),
-                    "dialog": dialogs.brief(tab.session)}
-        raise BPError("unknown_outcome", f"The {name} was dispatched but the page could not be observed after it.",
-                      context={"action": name, "reason": exc.code, "evidence": evidence}) from None
-    _navigation_blocked(tab.session, blocked_before, evidence)
-    if lead.get("leftOut") and isinstance(evidence, dict):
-        evidence["changedLeftOut"] = lead["leftOut"]  # changed elements past the limit: raise --limit
-    result["evidence"] = evidence
-    _watchdog(tab.agent, tab.raw, evidence, result)
-    return result
-
-
-def _navigation_blocked(session, before, evidence):
-    """The person's navigation bounds stopped a navigation this action caused (a link, a form,
-    a redirect, a location change or a popup): the request never left the browser."""
-    if session.blocked_navigations > before:
-        evidence["navigationBlocked"] = {"code": "navigation_blocked", "origin": session.blocked_origin}
-        evidence["effects"] = sorted(set(evidence.get("effects") or ()) | {"navigation_blocked"})
-
-
-STREAK = 3  # consecutive actions without progress on one tab before the watchdog hint
-
-
-def _no_progress(evidence):
-    if evidence.get("status") == "mismatch":
-        return "mismatch"
-    if evidence.get("status") == "unavailable" and evidence.get("reason") == "no_observable_effect":
-        return "no_effect"
-    if evidence.get("action") == "scroll" and evidence.get("moved") is False:
-        return "no_effect"
-    return None
-
-
-def _watchdog(agent, raw, evidence, result):
-    """Three consecutive actions on the same tab that mismatched or changed nothing observable
-    add one `repeated_action` hint (once per streak). Progress or a navigation resets it."""
-    reason = _no_progress(evidence)
-    if reason is None or "navigation" in (evidence.get("effects") or ()):
-        agent.streaks.pop(raw, None)
-        return
-    streak = agent.streaks.get(raw, 0) + 1
-    agent.streaks[raw] = streak
-    if streak == STREAK:
-        result.setdefault("hints", []).append({
-            "code": "repeated_action", "source": "watchdog", "confidence": "strong",
-            "recommendedAction": "change_strategy", "streak": streak, "reason": reason})
-        del result["hints"][16:]

@@ -5,7 +5,8 @@ import os
 import time
 
 from bp.errors import BPError
-from broker.actions import settle as settling
+from broker.actions import pipeline, settle as settling
+from broker.actions.evidence import PAGE_CHANGES, STATE_EFFECTS, Effect, Evidence
 from broker.observe import snapshot as observe, worlds
 
 EXPECTED_TOGGLE = {"checkbox", "radio", "switch", "menuitemcheckbox", "menuitemradio"}
@@ -79,40 +80,9 @@ def next_frame(session, deadline):
         pass  # the second resolve says whether the element is still there
 
 
-POPUP_WAIT_S = 1.0
-
-
-def popups_opened(broker, raw, before, session, since, deadline):
-    """The tabs the input opened from tab `raw` (targets whose opener it is, not in `before`).
-    The renderer says Page.windowOpen before the browser lists the new target, and on a loaded
-    machine the listing can come after the settle: once the page said it opens a window, its
-    target is waited for (at most POPUP_WAIT_S), so that the evidence and `bp tabs` agree."""
-    def opened():
-        return {t for t, i in broker.browser.targets.infos.items() if i.get("openerId") == raw} - before
-
-    found = opened()
-    if found or not session.wait_for(lambda m, p: m == "Page.windowOpen", since, 0):
-        return found
-    until = min(time.monotonic() + POPUP_WAIT_S, deadline - 1.0)
-    while not found and time.monotonic() < until:
-        time.sleep(0.02)
-        found = opened()
-    return found
-
-
-def download_started(broker, agent, session, since):
-    """{index, fileName} of the download the input began in this tab (as `bp downloads` lists
-    it), {} when one began that is not listed for this Agent, None when none began."""
-    event = session.wait_for(lambda m, p: m in ("Page.downloadWillBegin", "Browser.downloadWillBegin")
-                             and p.get("frameId") == session.frame_id, since, 0)
-    if event is None:
-        return None
-    return broker.download_tracker.started(agent, event[1].get("guid")) or {}
-
-
 def click(broker, agent, raw, session, args, deadline):
     button, count = args.get("button", "left"), args.get("clickCount", 1)
-    popups_before = {t for t, i in broker.browser.targets.infos.items() if i.get("openerId") == raw}
+    popups_before = pipeline.opener_tabs(broker, raw)
     before = role = name_before = None
     under_before = None
     press_mark = os.urandom(6).hex()
@@ -138,73 +108,50 @@ def click(broker, agent, raw, session, args, deadline):
         before, role, name_before = answer["state"], answer["role"], answer["name"]
         kind = role if role in EXPECTED_TOGGLE or role == "option" else "control"
     armed.armed()
-    loader_before, since = armed.loader, armed.since
     _mouse(session, x, y, button, count, target)  # dispatched: from here on, failures are unknown_outcome
-    navigated = settling.end(session, deadline)["status"] == "navigated"
-    changes = None if navigated else armed.mutations
-    effects = []
-    if navigated or session.loader != loader_before:
-        effects.append("navigation")
-    if session.dialog_open():
-        effects.append("dialog_opened")
-    if session.wait_for(lambda m, p: m == "Page.navigatedWithinDocument" and p.get("frameId") == session.frame_id,
-                        since, 0):
-        effects.append("url_changed")  # same-document navigation (fragment, history API)
-    if popups_opened(broker, raw, popups_before, session, since, deadline):
-        effects.append("popup_opened")
-    evidence = {"action": "click", "kind": kind}
-    download = download_started(broker, agent, session, since)
-    if download is not None:
-        effects.append("download_started")
-        evidence["download"] = download
+    settling.end(session, deadline)
+    evidence = pipeline.caused(broker, agent, raw, session, armed, popups_before, deadline, Evidence("click", kind))
+    navigated = evidence.has(Effect.NAVIGATION)
     after = elsewhere = None
-    if before is not None and "navigation" not in effects and not session.dialog_open():
+    if before is not None and not navigated and not session.dialog_open():
         try:
             answer = observe.resolve(broker, agent, raw, session, args["ref"], mode="state", pressMark=press_mark)
             after = answer["state"]
             if answer.get("name") != name_before:
-                effects.append("content_changed")
+                evidence.add(Effect.CONTENT_CHANGED)
             elsewhere = answer.get("pressed") if isinstance(answer.get("pressed"), dict) else None
         except BPError:
-            effects.append("document_changed")
+            evidence.add(Effect.DOCUMENT_CHANGED)
     if before and after:
-        for field, effect in (("checked", "checked_changed"), ("selected", "selected_changed"),
-                              ("pressed", "pressed_changed"), ("expanded", "expanded_changed"),
-                              ("focused", "focus_changed")):
+        for field, effect in STATE_EFFECTS:
             if before.get(field) != after.get(field):
-                effects.append(effect)
-        evidence.update({k: after[k] for k in ("checked", "expanded", "focused") if k in after})
-    if changes and not {"content_changed", "document_changed", "navigation", "download_started"} & set(effects):
-        effects.append("content_changed")  # the page changed after the input (a menu, a panel)
-    evidence["effects"] = effects
+                evidence.add(effect)
+        evidence.facts.update({k: after[k] for k in ("checked", "expanded", "focused") if k in after})
+    if not navigated and armed.mutations and not any(e in PAGE_CHANGES for e in evidence.effects):
+        evidence.add(Effect.CONTENT_CHANGED)  # the page changed after the input (a menu, a panel)
     if elsewhere is not None:
         # The layout moved between the hit test and the press: another element took it. Whatever
         # changed is that element's doing; the observation shows the page as it is now.
-        evidence.update(status="mismatch", reason="pressed_elsewhere",
-                        pressedInstead={k: v for k, v in elsewhere.items() if v})
-        return evidence
-    closed = False
-    if kind in ("menuitemcheckbox", "menuitemradio") and "checked_changed" not in effects and "navigation" not in effects:
-        closed = after is None or not _shown(broker, agent, raw, session, args["ref"])
-    if closed:
+        evidence.facts["pressedInstead"] = {k: v for k, v in elsewhere.items() if v}
+        return evidence.mismatch("pressed_elsewhere")
+    if kind in ("menuitemcheckbox", "menuitemradio") and not evidence.has(Effect.CHECKED_CHANGED, Effect.NAVIGATION) \
+            and (after is None or not _shown(broker, agent, raw, session, args["ref"])):
         # A menu item that closes its menu on activation: its own state is gone with it, so it
         # cannot say whether it took; the fresh observation shows the menu button and the page.
-        evidence["status"], evidence["reason"] = "unavailable", "control_closed"
-    elif kind in EXPECTED_TOGGLE and "navigation" not in effects:
-        if "checked_changed" in effects or (role == "radio" and after and after.get("checked")):
-            evidence["status"] = "verified"
-        else:
-            evidence["status"], evidence["reason"] = "mismatch", "expected_state_unchanged"
-    elif kind == "coordinates":
-        under_after = under_point(session, x, y) if "navigation" not in effects and not session.dialog_open() else None
-        evidence["under"] = {"before": under_before, "after": under_after}
+        return evidence.unavailable("control_closed")
+    if kind in EXPECTED_TOGGLE and not navigated:
+        if evidence.has(Effect.CHECKED_CHANGED) or (role == "radio" and after and after.get("checked")):
+            return evidence.verified()
+        return evidence.mismatch("expected_state_unchanged")
+    if kind == "coordinates":
+        under_after = under_point(session, x, y) if not navigated and not session.dialog_open() else None
+        evidence.facts["under"] = {"before": under_before, "after": under_after}
         # Never verified on an empty target (the page itself under the point: the layout moved).
         empty = under_before is None or under_before.get("tag") in ("html", "body")
-        evidence["status"] = "verified" if effects and not empty else "unavailable"
-        evidence["reason"] = "coordinate_target"
-    else:
-        with_effects(evidence, effects)
-    return evidence
+        evidence.status = "verified" if evidence.effects and not empty else "unavailable"
+        evidence.reason = "coordinate_target"
+        return evidence
+    return evidence.by_effects()
 
 
 def _shown(broker, agent, raw, session, ref):
@@ -241,18 +188,6 @@ def under_point(session, x, y):
     except BPError:
         return None
     return ((reply or {}).get("result") or {}).get("value")
-
-
-def with_effects(evidence, effects):
-    """An input's evidence by what it was seen to change: verified by its effects, or unavailable
-    when nothing changed that Browser Pilot can attribute (a menu shown by CSS :hover): the
-    fresh observation then shows what appeared."""
-    evidence["effects"] = effects
-    if effects:
-        evidence["status"] = "verified"
-    else:
-        evidence.update({"status": "unavailable", "reason": "no_observable_effect"})
-    return evidence
 
 
 def key_event(session, key, code, vk, modifiers=0, text=None, target=None):
@@ -570,25 +505,18 @@ def hover(broker, agent, raw, session, args, deadline):
     before = answer["state"]
     focus_script(broker, agent, session, {"mode": "pin"})  # starts counting DOM changes
     armed = settling.begin(broker, agent, session, raw)
-    loader = armed.loader
     target.call("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y},
                 timeout_s=max(0.1, min(HOVER_ACK_S, deadline - time.monotonic())), abort=session.dialog_open)
-    navigated = settling.end(session, deadline)["status"] == "navigated"
-    effects = []
-    if navigated or session.loader != loader:
-        effects.append("navigation")
-    if session.dialog_open():
-        effects.append("dialog_opened")
-    evidence = {"action": "hover", "kind": answer["role"]}
-    if not effects:
+    settling.end(session, deadline)
+    evidence = pipeline.caused(broker, agent, raw, session, armed, None, deadline, Evidence("hover", answer["role"]))
+    if not evidence.effects:
         try:
             after = observe.resolve(broker, agent, raw, session, args["ref"], mode="state")
             if after["state"].get("expanded") != before.get("expanded"):
-                effects.append("expanded_changed")
-            effects += [e for e in focus_script(broker, agent, session, {"mode": "effects"}).get("effects", [])
-                        if e == "content_changed"]
-            if after.get("name") != answer["name"] and "content_changed" not in effects:
-                effects.append("content_changed")
+                evidence.add(Effect.EXPANDED_CHANGED)
+            if "content_changed" in focus_script(broker, agent, session, {"mode": "effects"}).get("effects", []) \
+                    or after.get("name") != answer["name"]:
+                evidence.add(Effect.CONTENT_CHANGED)
         except BPError:
-            effects.append("document_changed")
-    return with_effects(evidence, effects)
+            evidence.add(Effect.DOCUMENT_CHANGED)
+    return evidence.by_effects()

@@ -6,9 +6,9 @@ import time
 
 from bp import keys
 from bp.errors import BPError
-from broker.actions import settle as settling
-from broker.actions.input import (Pin, _mouse, download_started, focus_script as _focus, key_event, popups_opened,
-                                  send_text, settle, with_effects)
+from broker.actions import pipeline, settle as settling
+from broker.actions.evidence import Effect, Evidence
+from broker.actions.input import Pin, _mouse, focus_script as _focus, key_event, send_text, settle
 from broker.observe.snapshot import refusal
 
 MAX_DELAY_MS = 1000
@@ -120,9 +120,8 @@ def press(broker, agent, raw, session, args, deadline):
     except keys.KeyError_ as exc:
         raise BPError("invalid_argument", str(exc), context={"field": "key"}) from None
     pinned = _focus(broker, agent, session, {"mode": "pin"})
+    popups_before = pipeline.opener_tabs(broker, raw)
     armed = settling.begin(broker, agent, session, raw)
-    loader, since = armed.loader, armed.since
-    popups_before = {t for t, i in broker.browser.targets.infos.items() if i.get("openerId") == raw}
     mask = 0
     held = []
     for name in combo["modifiers"]:
@@ -140,27 +139,13 @@ def press(broker, agent, raw, session, args, deadline):
                                                 "windowsVirtualKeyCode": vk, "modifiers": mask})
     # As after a click: a key that activates a link starts its load (or download) in a later
     # task than the key event; the settle waits for what the key caused.
-    navigated = settling.end(session, deadline)["status"] == "navigated"
-    effects = []
-    if navigated or session.loader != loader:
-        effects.append("navigation")
-    if session.dialog_open():
-        effects.append("dialog_opened")
-    if popups_opened(broker, raw, popups_before, session, since, deadline):
-        effects.append("popup_opened")
-    download = download_started(broker, agent, session, since)
-    if download is not None:
-        effects.append("download_started")
-    if not effects:
-        if session.wait_for(lambda m, p: m == "Page.navigatedWithinDocument" and p.get("frameId") == session.frame_id,
-                            since, 0):
-            effects.append("url_changed")
+    settling.end(session, deadline)
+    evidence = Evidence("press", pinned["kind"], facts={"sensitive": pinned["sensitive"]})
+    pipeline.caused(broker, agent, raw, session, armed, popups_before, deadline, evidence)
+    if not evidence.has(Effect.NAVIGATION, Effect.DIALOG_OPENED, Effect.POPUP_OPENED, Effect.DOWNLOAD_STARTED):
         try:
-            after = _focus(broker, agent, session, {"mode": "effects"})
-            effects += after.get("effects") or []
+            for effect in _focus(broker, agent, session, {"mode": "effects"}).get("effects") or []:
+                evidence.add(effect)
         except BPError:
-            effects.append("document_changed")
-    evidence = {"action": "press", "kind": pinned["kind"], "sensitive": pinned["sensitive"], "effects": effects}
-    if download:
-        evidence["download"] = download
-    return with_effects(evidence, effects)
+            evidence.add(Effect.DOCUMENT_CHANGED)
+    return evidence.by_effects()

@@ -378,6 +378,16 @@ class TabSession(FrameSessions):
     def dialog_open(self):
         return self.dialog is not None
 
+    def dialog_brief(self):
+        """What an action or navigation that opened a dialog reports about it."""
+        dialog = self.dialog or {}
+        out = {"type": dialog.get("type")}
+        if dialog.get("id"):
+            out["dialogId"] = dialog["id"]
+        if "message" in dialog:
+            out["message"] = dialog["message"]  # what the Agent is asked to confirm (page text, bounded)
+        return out
+
     def dialog_context(self):
         """Error context for a command the open dialog stops: how to find and answer it."""
         dialog = self.dialog or {}

@@ -49,13 +49,7 @@ def public(agent, raw, dialog):
 
 def brief(session):
     """What an action or navigation that opened a dialog reports about it."""
-    dialog = session.dialog or {}
-    out = {"type": dialog.get("type")}
-    if dialog.get("id"):
-        out["dialogId"] = dialog["id"]
-    if "message" in dialog:
-        out["message"] = dialog["message"]  # what the Agent is asked to confirm (page text, bounded)
-    return out
+    return session.dialog_brief()
 
 
 def listing(broker, agent):

@@ -132,8 +132,8 @@ LAYERS = {
     "broker.commands": {"bp", "broker.actions", "broker.browser", "broker.emulate", "broker.files", "broker.forms",
                         "broker.network", "broker.observe", "broker.page", "broker.policy", "broker.records",
                         "broker.registry", "broker.tabs", "broker.trace", "broker.waits"},
-    # The handler scaffold: observe-after and the watchdog (issue 25 item 10 moves them to actions).
-    "broker.registry": {"bp", "broker.actions", "broker.observe", "broker.tabs", "broker.waits"},
+    # The handler scaffold; an acting command runs through broker/actions/pipeline.py.
+    "broker.registry": {"bp", "broker.actions", "broker.tabs"},
     "broker.trace": {"bp", "broker.files"},
     "broker.files": {"bp", "broker.observe", "broker.page"},
     "broker.emulate": {"bp", "broker.browser", "broker.records"},
