@@ -48,7 +48,8 @@ class Evidence:
     status: str | None = None  # verified | mismatch | unavailable
     reason: str | None = None
     facts: dict = field(default_factory=dict)  # the action's own fields (checked, download, under, ...)
-    listed: bool = field(default=True, repr=False)  # False: a dict evidence that had no effects list
+    # False: effects are listed only when there are some (a verdict from a readback, not effects)
+    listed: bool = field(default=True, repr=False)
 
     def add(self, effect):
         effect = Effect(effect)
@@ -80,7 +81,8 @@ class Evidence:
         if self.kind is not None:
             out["kind"] = self.kind
         out.update(self.facts)
-        out["effects"] = [e.value for e in self.effects]
+        if self.effects or self.listed:
+            out["effects"] = [e.value for e in self.effects]
         if self.status is not None:
             out["status"] = self.status
         if self.reason is not None:
@@ -106,8 +108,4 @@ def reply_form(evidence):
     """The evidence as the reply carries it (a dict; an action with no effects list keeps none)."""
     if not isinstance(evidence, (dict, Evidence)):
         return evidence
-    found = Evidence.of(evidence)
-    out = found.to_json()
-    if not found.listed:
-        del out["effects"]
-    return out
+    return Evidence.of(evidence).to_json()

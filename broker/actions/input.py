@@ -372,7 +372,7 @@ def type_text(broker, agent, raw, session, args, deadline):
     settling.begin(broker, agent, session, raw)  # after the resolve's marks: those are Browser Pilot's own
     pin = Pin(session, "type", lambda: observe.resolve(broker, agent, raw, session, args["ref"],
                                                        mode="state")["state"].get("focused"))
-    since, dispatched, check = pin.since, pin.dispatched, pin.check
+    dispatched, check = pin.dispatched, pin.check
     check("focus")
     if clear:
         # Select-all + delete reaches rich editors and code editors that keep their own model.
@@ -405,41 +405,50 @@ def type_text(broker, agent, raw, session, args, deadline):
         typed = read_back()
         key_event(session, "Enter", "Enter", 13, text="\r", target=target)
         dispatched.append("submit")
-    navigated = settling.end(session, deadline, debounce=bool(text) and not submit)["status"] == "navigated"
-    evidence = {"action": "type", "kind": editable["kind"], "sensitive": editable["sensitive"],
-                "beforeLength": editable["beforeLength"]}
+    settling.end(session, deadline, debounce=bool(text) and not submit)
+    evidence = Evidence("type", editable["kind"], facts={"sensitive": editable["sensitive"],
+                                                         "beforeLength": editable["beforeLength"]}, listed=False)
     if method:
-        evidence["method"] = method
-    if navigated or session.dialog_open():
-        evidence.update({"status": "unavailable", "reason": "navigation" if navigated else "dialog_opened"})
+        evidence.facts["method"] = method
+    return typed_verdict(session, evidence, pin, typed, read_back, submit, deadline, Effect.CONTENT_CHANGED)
+
+
+def interrupted(session, evidence):
+    """The input's own page is gone or blocked: a new document, or a dialog (nothing to read back)."""
+    armed = getattr(session, "settling", None)
+    if armed is not None and armed.navigated():
+        return evidence.unavailable("navigation")
+    if session.dialog_open():
+        return evidence.unavailable("dialog_opened")
+    return None
+
+
+def typed_verdict(session, evidence, pin, typed, read_back, submit, deadline, replaced_effect):
+    """The verdict of typed text (`bp type`, `bp keyboard`) from the field's readback: `typed` is
+    the readback before Enter (with --submit), read_back() the one after the settle. An app that
+    clears the field after Enter (a todo added) or replaces it (`replaced_effect`) answered it."""
+    if interrupted(session, evidence):
         return evidence
     readback = read_back()
     if typed is not None and readback is not None and typed["matches"] and not readback["matches"]:
-        evidence.update({"expectedLength": typed["expectedLength"], "afterLength": readback["afterLength"],
-                         "status": "verified", "effects": ["value_cleared" if readback["afterLength"] == 0
-                                                           else "value_changed"]})
-        return evidence
+        evidence.facts.update(expectedLength=typed["expectedLength"], afterLength=readback["afterLength"])
+        evidence.add(Effect.VALUE_CLEARED if readback["afterLength"] == 0 else Effect.VALUE_CHANGED)
+        return evidence.verified()
     if readback is None and (submit or session.loader != pin.loader):
         # A form submitted by Enter navigates a task later than the round trip settle() used.
-        if session.loader != pin.loader or settle(session, since, deadline, pin.loader):
-            evidence.update({"status": "unavailable", "reason": "navigation"})
-            return evidence
+        if session.loader != pin.loader or settle(session, pin.since, deadline, pin.loader):
+            return evidence.unavailable("navigation")
     if readback is None and typed is not None and typed["matches"]:
-        # Typed as expected, then Enter made the app replace the field itself.
-        evidence.update({"expectedLength": typed["expectedLength"], "afterLength": typed["afterLength"],
-                         "status": "verified", "effects": ["content_changed"]})
-        return evidence
+        # Typed as expected, then Enter made the app replace the field, or moved focus on.
+        evidence.facts.update(expectedLength=typed["expectedLength"], afterLength=typed["afterLength"])
+        evidence.add(replaced_effect)
+        return evidence.verified()
     if readback is None:
-        evidence.update({"status": "unavailable", "reason": "active_element_not_readable"})
-        return evidence
-    evidence.update({"expectedLength": readback["expectedLength"], "afterLength": readback["afterLength"]})
+        return evidence.unavailable("active_element_not_readable")
+    evidence.facts.update(expectedLength=readback["expectedLength"], afterLength=readback["afterLength"])
     if readback.get("readFrom"):
-        evidence["readFrom"] = readback["readFrom"]
-    if readback["matches"]:
-        evidence["status"] = "verified"
-    else:
-        evidence.update({"status": "mismatch", "reason": "value_mismatch"})
-    return evidence
+        evidence.facts["readFrom"] = readback["readFrom"]
+    return evidence.verified() if readback["matches"] else evidence.mismatch("value_mismatch")
 
 
 # Set in Browser Pilot's world, whose value setter is the browser's own (not a framework's
@@ -474,23 +483,18 @@ def fill_value(broker, agent, raw, session, args, deadline, editable, target):
                       context={"field": "text", "inputType": kind})
     if args.get("submit"):
         key_event(session, "Enter", "Enter", 13, text="\r", target=target)
-    navigated = settling.end(session, deadline)["status"] == "navigated"
-    evidence = {"action": "type", "kind": "date", "sensitive": False, "beforeLength": editable["beforeLength"],
-                "method": "value", "expectedLength": len(text)}
-    if navigated or session.dialog_open():
-        evidence.update({"status": "unavailable", "reason": "navigation" if navigated else "dialog_opened"})
+    settling.end(session, deadline)
+    evidence = Evidence("type", "date", facts={"sensitive": False, "beforeLength": editable["beforeLength"],
+                                               "method": "value", "expectedLength": len(text)}, listed=False)
+    if interrupted(session, evidence):
         return evidence
     try:
         readback = observe.on_ref(broker, agent, raw, session, ref, READ_VALUE, {"text": text}) or {}
     except BPError:
-        evidence.update({"status": "unavailable", "reason": "active_element_not_readable"})
-        return evidence
-    evidence["afterLength"] = readback.get("afterLength", 0)
-    if readback.get("matches"):
-        evidence["status"] = "verified"
-    else:  # the app changed it back (a min/max it enforces, a value it refuses)
-        evidence.update({"status": "mismatch", "reason": "value_mismatch"})
-    return evidence
+        return evidence.unavailable("active_element_not_readable")
+    evidence.facts["afterLength"] = readback.get("afterLength", 0)
+    # Not matching: the app changed it back (a min/max it enforces, a value it refuses).
+    return evidence.verified() if readback.get("matches") else evidence.mismatch("value_mismatch")
 
 
 HOVER_ACK_S = 5.0

@@ -8,7 +8,7 @@ from bp import keys
 from bp.errors import BPError
 from broker.actions import pipeline, settle as settling
 from broker.actions.evidence import Effect, Evidence
-from broker.actions.input import Pin, _mouse, focus_script as _focus, key_event, send_text, settle
+from broker.actions.input import Pin, _mouse, focus_script as _focus, key_event, send_text, settle, typed_verdict
 from broker.observe.snapshot import refusal
 
 MAX_DELAY_MS = 1000
@@ -57,8 +57,8 @@ def keyboard(broker, agent, raw, session, args, deadline):
     pin = Pin(session, "keyboard", lambda: _focus(broker, agent, session, {"mode": "check"}).get("same"))
     if args.get("click"):
         pin.dispatched.append("click")
-    evidence = {"action": "keyboard", "kind": pinned["kind"], "sensitive": pinned["sensitive"],
-                "beforeLength": pinned["beforeLength"]}
+    evidence = Evidence("keyboard", pinned["kind"], facts={"sensitive": pinned["sensitive"],
+                                                           "beforeLength": pinned["beforeLength"]}, listed=False)
     if pinned.get("readOnly"):
         raise BPError("action_not_verified", "The focused field is read-only or disabled.", retryable=True,
                       context={"reason": "readonly"})
@@ -71,9 +71,9 @@ def keyboard(broker, agent, raw, session, args, deadline):
         pin.check("type")
     if text and delay_s:
         _type_keys(session, text, delay_s, pin)
-        evidence["method"] = "keys"
+        evidence.facts["method"] = "keys"
     elif text:
-        evidence["method"] = send_text(session, text, pin)
+        evidence.facts["method"] = send_text(session, text, pin)
     def read_back():
         try:
             return _focus(broker, agent, session, {"mode": "readback", "text": text, "clear": clear}).get("readback")
@@ -86,32 +86,9 @@ def keyboard(broker, agent, raw, session, args, deadline):
         typed = read_back()  # before Enter: the app may clear the field after it (see actions.type_text)
         key_event(session, "Enter", "Enter", 13, text="\r")
         pin.dispatched.append("submit")
-    navigated = settling.end(session, deadline, debounce=bool(text) and not submit)["status"] == "navigated"
-    if navigated or session.dialog_open():
-        evidence.update({"status": "unavailable", "reason": "navigation" if navigated else "dialog_opened"})
-        return evidence
-    readback = read_back()
-    if typed is not None and typed["matches"] and readback is not None and not readback["matches"]:
-        evidence.update({"expectedLength": typed["expectedLength"], "afterLength": readback["afterLength"],
-                         "status": "verified",
-                         "effects": ["value_cleared" if readback["afterLength"] == 0 else "value_changed"]})
-        return evidence
-    if readback is None and (submit or session.loader != pin.loader):
-        if session.loader != pin.loader or settle(session, pin.since, deadline, pin.loader):
-            evidence.update({"status": "unavailable", "reason": "navigation"})
-            return evidence
-    if readback is None and typed is not None and typed["matches"]:
-        evidence.update({"expectedLength": typed["expectedLength"], "afterLength": typed["afterLength"],
-                         "status": "verified", "effects": ["focus_changed"]})  # Enter moved focus on
-        return evidence
-    if readback is None:
-        evidence.update({"status": "unavailable", "reason": "active_element_not_readable"})
-        return evidence
-    evidence.update({"expectedLength": readback["expectedLength"], "afterLength": readback["afterLength"],
-                     "status": "verified" if readback["matches"] else "mismatch"})
-    if not readback["matches"]:
-        evidence["reason"] = "value_mismatch"
-    return evidence
+    settling.end(session, deadline, debounce=bool(text) and not submit)
+    # Enter that moved focus on (no field to read back) took: focus_changed.
+    return typed_verdict(session, evidence, pin, typed, read_back, submit, deadline, Effect.FOCUS_CHANGED)
 
 
 def press(broker, agent, raw, session, args, deadline):

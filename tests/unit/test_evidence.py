@@ -235,3 +235,25 @@ def test_a_refusal_that_lasts_or_is_of_another_kind_is_the_actions_refusal(monke
     with pytest.raises(BPError):
         actions.resolve_steady(None, None, "tab-1", PageStandIn([state()]), 3, far())
     assert time.monotonic() - started < 1.0  # bounded by SETTLING_WAIT_S
+
+
+def test_every_actions_evidence_is_read_against_one_effect_vocabulary():
+    from broker.actions.evidence import Effect, Evidence, reply_form
+
+    # A dict from an action not built on Evidence keeps its fields, and its effects are checked.
+    scrolled = {"action": "scroll", "moved": True, "status": "verified"}
+    assert reply_form(scrolled) == scrolled  # no effects list: none is added
+    uploaded = {"action": "upload", "expectedFileCount": 1, "effects": ["input_cleared_by_page"], "status": "verified"}
+    assert reply_form(uploaded) == uploaded
+    with pytest.raises(ValueError):
+        reply_form({"action": "click", "effects": ["content_chnaged"], "status": "verified"})
+    # Built on Evidence: verified by its effects, or unavailable when it saw none.
+    clicked = Evidence("click", "control")
+    assert clicked.by_effects().to_json() == {"action": "click", "kind": "control", "effects": [],
+                                              "status": "unavailable", "reason": "no_observable_effect"}
+    clicked.add("focus_changed")
+    clicked.add(Effect.FOCUS_CHANGED)  # once
+    assert clicked.by_effects().to_json()["effects"] == ["focus_changed"]
+    assert "reason" not in clicked.to_json()
+    typed = Evidence("type", "text", facts={"beforeLength": 0}, listed=False).verified()
+    assert typed.to_json() == {"action": "type", "kind": "text", "beforeLength": 0, "status": "verified"}
