@@ -475,7 +475,7 @@ def fill_value(broker, agent, raw, session, args, deadline, editable, target):
     characters would go to one segment of the field at a time, in the browser's locale order."""
     text, ref = args["text"], args["ref"]
     kind = observe.on_ref(broker, agent, raw, session, ref, "function (el) { return (el.type || '').toLowerCase(); }")
-    settling.begin(broker, agent, session, raw)  # (a refusal below abandons it: broker/registry.py)
+    settling.begin(broker, agent, session, raw)  # (a refusal below abandons it: broker/actions/pipeline.py)
     done = observe.on_ref(broker, agent, raw, session, ref, FILL, {"text": text}) or {}
     if done.get("malformed"):
         raise BPError("invalid_argument", f"A {kind} field takes its value as {DATE_FORMATS.get(kind, 'its own form')} "

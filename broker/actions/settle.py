@@ -473,7 +473,7 @@ def after_load(broker, agent, session, raw, requests, deadline):
     return settle.wait(deadline)
 
 
-# --- one rule for every acting command (broker/registry.py brackets each action with these) ----
+# --- one rule for every acting command (broker/actions/pipeline.py brackets each with these) --
 
 def begin(broker, agent, session, raw=None, overlap=False):
     """Arm the settle of the action about to dispatch on `session` (replacing one armed earlier,

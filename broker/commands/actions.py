@@ -1,7 +1,8 @@
 """Action family: click, type, hover (cli/commands/actions.py); keyboard, press
-(cli/commands/keys.py). Each acts on the selected tab, then the tab is observed afresh
-(observe_after: broker/registry.py adds the evidence and the no-progress watchdog). Each arms its
-settle right before its dispatch and waits for it right after (settles: broker/actions/settle.py)."""
+(cli/commands/keys.py). Each acts on the selected tab through the action pipeline
+(observe_after: broker/actions/pipeline.py settles it, checks its evidence, observes the tab
+afresh, runs the no-progress watchdog). Each arms its settle right before its dispatch and waits
+for it right after (settles: broker/actions/settle.py)."""
 
 from bp import protocol
 from broker.actions import input as actions

@@ -5,7 +5,7 @@ from broker.forms import scroll as scrolling
 from broker.forms import select as choosing
 from broker.registry import handler
 
-# Actions: the tab is observed afresh after each (broker/registry.py, observe_after).
+# Acting commands: each runs through the action pipeline (broker/actions/pipeline.py, observe_after).
 for _op, _action in {protocol.OP_SCROLL: scrolling.scroll, protocol.OP_SELECT: choosing.select}.items():
     handler(_op, observe_after=True)(lambda tab, action=_action: action(*tab.parts()))
 
