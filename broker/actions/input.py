@@ -109,13 +109,19 @@ def click(broker, agent, raw, session, args, deadline):
         kind = role if role in EXPECTED_TOGGLE or role == "option" else "control"
     armed.armed()
     _mouse(session, x, y, button, count, target)  # dispatched: from here on, failures are unknown_outcome
-    settling.end(session, deadline)
+    # The control's state after the click is read with the settle's first look: when the click
+    # caused nothing, that one round trip answers both (Settle.take_ahead).
+    peek = None if before is None else (
+        lambda: observe.resolve_later(broker, agent, raw, session, args["ref"], pressMark=press_mark))
+    settling.end(session, deadline, peek=peek)
     evidence = pipeline.caused(broker, agent, raw, session, armed, popups_before, deadline, Evidence("click", kind))
     navigated = evidence.has(Effect.NAVIGATION)
     after = elsewhere = None
     if before is not None and not navigated and not session.dialog_open():
         try:
-            answer = observe.resolve(broker, agent, raw, session, args["ref"], mode="state", pressMark=press_mark)
+            ahead = armed.take_ahead()  # (one not taken is dropped by the pipeline: settle.finish)
+            answer = ahead.answer() if ahead is not None else observe.resolve(
+                broker, agent, raw, session, args["ref"], mode="state", pressMark=press_mark)
             after = answer["state"]
             if answer.get("name") != name_before:
                 evidence.add(Effect.CONTENT_CHANGED)

@@ -127,7 +127,7 @@ ARM = """(function (timerMax, frameWait, slack) {
     t.disarm();
     // A render a framework scheduled with postMessage (React's scheduler) runs before the first
     // look: one task turn, only then (in a page in front it may wait for a frame to be drawn).
-    if (!t.posted || typeof MC !== "function") return t.poll();
+    if (!t.posted || typeof MC !== "function") return Object.assign(t.poll(), {posted: false});
     return new Promise((resolve) => { const c = new MC(); c.port1.onmessage = () => resolve(t.poll()); c.port2.postMessage(0); });
   };
   t.stop = () => { t.disarm(); for (const o of t.observers) o.disconnect(); t.observers = []; };
@@ -283,6 +283,8 @@ class Settle:
         self._tracker = None
         self._arming = None  # the tracker's ARM call, in flight while the input is dispatched
         self.record = None
+        self.ahead = None  # the caller's read sent right behind the first look (wait(peek=)), if final
+        self.waited = False  # the settle polled again after its first look
         self.stopped = False
         self.mutations = None  # DOM changes counted since the dispatch (None: not known)
         raw = raw or getattr(session, "raw_id", None)
@@ -319,19 +321,53 @@ class Settle:
                 self._tracker = None
         return self._tracker
 
+    def _poll_params(self, first):
+        return {"objectId": self.tracker, "functionDeclaration": "function () { return this.first ? "
+                + ("this.first()" if first else "this.poll()") + " : null; }",
+                "returnByValue": True, "awaitPromise": first, "silent": True}
+
     def _poll(self, first=False):
         """The tracker's {mutations, quietMs, timers, frames}, or None (a new document, a dialog)."""
         if self.tracker is None or self.session.dialog_open():
             return None
         try:
-            reply = self.session.call("Runtime.callFunctionOn", {
-                "objectId": self.tracker, "functionDeclaration": "function () { return this.first ? "
-                + ("this.first()" if first else "this.poll()") + " : null; }",
-                "returnByValue": True, "awaitPromise": first, "silent": True}, timeout_s=5.0,
-                abort=self.session.dialog_open)
+            reply = self.session.call("Runtime.callFunctionOn", self._poll_params(first), timeout_s=5.0,
+                                      abort=self.session.dialog_open)
         except BPError:
             return None
         return ((reply or {}).get("result") or {}).get("value")
+
+    def _first_look(self, peek):
+        """The first poll, and the caller's read (peek(): a sent script with answer() and drop())
+        sent right behind it, so that a settle that ends at its first look costs one round trip
+        for both. (state or None, the read or None)."""
+        later = getattr(self.session, "call_later", None)
+        if peek is None or later is None or self.tracker is None or self.session.dialog_open():
+            return self._poll(first=True), None
+        try:
+            sent = later("Runtime.callFunctionOn", self._poll_params(True))
+        except BPError:
+            return None, None
+        try:
+            ahead = peek()
+        except BPError:
+            ahead = None  # the caller reads again itself, and meets the same error there
+        try:
+            reply = sent.result(timeout_s=5.0, abort=self.session.dialog_open)
+        except BPError:
+            reply = None
+        return ((reply or {}).get("result") or {}).get("value"), ahead
+
+    def take_ahead(self):
+        """The caller's read sent with the first look, when the settle ended at that look with
+        nothing caused (what it read is the page after the action); else None."""
+        ahead, self.ahead = self.ahead, None
+        return ahead
+
+    def drop_ahead(self):
+        ahead, self.ahead = self.ahead, None
+        if ahead is not None:
+            ahead.drop()
 
     def _stop(self):
         if self.stopped:
@@ -364,11 +400,12 @@ class Settle:
         self.record = record
         return record
 
-    def wait(self, deadline, debounce=False):
+    def wait(self, deadline, debounce=False, peek=None):
         """Wait for what the dispatch caused; returns the evidence's settle record. A navigation
-        the action started is settled as before (navigation(): its BPError passes)."""
+        the action started is settled as before (navigation(): its BPError passes). `peek`: a
+        read to send with the first look (see _first_look, take_ahead)."""
         try:
-            return self._wait(deadline, debounce)
+            return self._wait(deadline, debounce, peek)
         finally:
             self._stop()
 
@@ -378,14 +415,33 @@ class Settle:
     def abandon(self):
         """Disarm without waiting (the action failed before dispatch, or armed again)."""
         self.record = self.record or {"status": "quiet", "waitedMs": 0}
+        self.drop_ahead()
         self._stop()
 
-    def _wait(self, deadline, debounce):
-        session, requests = self.session, self.requests
+    def _wait(self, deadline, debounce, peek):
         self.started = time.monotonic()  # waitedMs counts from the end of the dispatch
         # The first look is one round trip through the renderer (and one task turn of the page):
         # every event the input caused is here after it, a navigation's start included.
-        state = (self._poll(first=True) or {}) if self.tracker is not None else None
+        state, ahead = self._first_look(peek) if self.tracker is not None else (None, None)
+        if ahead is not None:
+            try:
+                record = self._settle(deadline, debounce, state)
+            except BaseException:
+                ahead.drop()
+                raise
+            # What was read behind the first look is the page after the action only if nothing
+            # ran in between: the settle ended there, quiet, and the page had no render pending
+            # (a posted message is one more task turn, which the read may have overtaken).
+            if record["status"] == "quiet" and not self.waited and state and state.get("posted") is False:
+                self.ahead = ahead
+            else:
+                ahead.drop()
+            return record
+        return self._settle(deadline, debounce, state)
+
+    def _settle(self, deadline, debounce, state):
+        session, requests = self.session, self.requests
+        self.waited = False
         first_look = time.monotonic()  # frames sent before this are the dispatch's own
         if navigation(session, self.since, deadline, self.loader, round_trip=state is None):
             return self._done("navigated")
@@ -430,7 +486,7 @@ class Settle:
                 return self._done("capped", _pending(awaited + overdue, requests, timers=timers,
                                                      frames=len(unanswered), dom=not quiet))
             time.sleep(POLL_S)
-            waited = True
+            waited = self.waited = True
             polled = self._poll()
             if polled is None and session.loader == self.loader and not session.dialog_open():
                 polled = state  # the tracker is gone (it could not start): requests alone decide
@@ -489,15 +545,16 @@ def begin(broker, agent, session, raw=None, overlap=False):
     return session.settling
 
 
-def end(session, deadline, debounce=False):
+def end(session, deadline, debounce=False, peek=None):
     """Wait for what the action armed with begin() caused; the record (the same on a second call).
-    Without an armed settle (a caller outside the registry), only a navigation is waited for."""
+    Without an armed settle (a caller outside the pipeline), only a navigation is waited for.
+    `peek`: a read sent with the first look (Settle.take_ahead)."""
     armed = getattr(session, "settling", None)
     if armed is None:
         navigated = navigation(session, session.mark(), deadline)
         return {"status": "navigated" if navigated else "quiet", "waitedMs": 0}
     if armed.record is None:
-        armed.wait(deadline, debounce)
+        armed.wait(deadline, debounce, peek)
     return armed.record
 
 
@@ -506,6 +563,8 @@ def finish(session, evidence):
     action caused was still pending when it stopped (the Agent waits with `bp wait --idle`)."""
     armed = getattr(session, "settling", None)
     session.settling = None
+    if armed is not None:
+        armed.drop_ahead()  # a read sent ahead that the action did not take
     if armed is None or armed.record is None or not isinstance(evidence, dict):
         return evidence
     evidence["settle"] = armed.record

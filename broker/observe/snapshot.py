@@ -24,7 +24,7 @@ import time
 from bp import fastjson
 from bp.errors import BPError
 from broker.observe import ax
-from broker.observe.worlds import (FROM_PATH, WORLD_NAME, call_in_world, context_gone, node_paths,
+from broker.observe.worlds import (FROM_PATH, WORLD_NAME, call_in_world, context_gone, node_paths, send_in_world,
                                    once_more_if_replaced, script, world_key)
 from broker.page import frames
 
@@ -613,9 +613,14 @@ def _chain(world):
 
 
 def _in_world(world, table, opts, fn=None):
+    return _answered(world, lambda: call_in_world(world.session, world.context_id, script("resolve.js"),
+                                                  {"table": table.id, **opts}, fn=fn))
+
+
+def _answered(world, run):
+    """The resolver's answer run() gets from `world`, its staleness as stale_ref."""
     try:
-        answer = call_in_world(world.session, world.context_id, script("resolve.js"), {"table": table.id, **opts},
-                               fn=fn)
+        answer = run()
     except BPError as exc:
         if context_gone(exc):
             raise stale("document_replaced") from None
@@ -683,6 +688,30 @@ def resolve(broker, agent, raw, session, ref, mode="act", **extra):
     answer["x"], answer["y"] = points[first]
     answer["input"] = (target[0], *target[1][first])
     return answer
+
+
+class StateLater:
+    """resolve(mode="state") sent ahead (resolve_later): answer() waits for it, drop() forgets it."""
+
+    def __init__(self, world, sent):
+        self.world, self.sent = world, sent
+
+    def answer(self):
+        answer = _answered(self.world, self.sent.value)
+        if answer.get("refuse"):
+            raise refusal(answer)
+        return answer
+
+    def drop(self):
+        self.sent.drop()
+
+
+def resolve_later(broker, agent, raw, session, ref, **extra):
+    """resolve(..., mode="state", **extra) sent now, its answer read later (StateLater): the round
+    trip overlaps the caller's next call. The staleness checks of the ref run now."""
+    table, world, ref = check_ref(broker, agent, raw, session, ref)
+    opts = {"table": table.id, "key": world_key(agent.key), "ref": ref, "mode": "state", "ahead": True, **extra}
+    return StateLater(world, send_in_world(world.session, world.context_id, script("resolve.js"), opts))
 
 
 def on_ref(broker, agent, raw, session, ref, source, args=None, timeout_s=15.0):

@@ -68,27 +68,61 @@ def call_in_world(session, context_id, source, opts, timeout_s=15.0, fn=None, aw
     the value crosses CDP as one JSON string (JSON.stringify in the page), for a big plain
     value: the browser turns 10,000 objects into a protocol value far slower (~40 ms) than
     into a string (~10 ms), and the broker decodes the string as fast as the reply around it."""
+    return send_in_world(session, context_id, source, opts, timeout_s, fn, await_promise, as_text, later=False).value()
+
+
+def send_in_world(session, context_id, source, opts, timeout_s=15.0, fn=None, await_promise=False, as_text=False,
+                  later=True):
+    """call_in_world, sent now (on a session that can) and answered by .value() later: its round
+    trip overlaps what the caller sends next, in order (scripts run in the order sent)."""
     args = f"{json.dumps(opts)}{', ' + fn if fn else ''}"
-    expression, kept = _expression(session, context_id, source, args)
-    value = _evaluate(session, context_id, expression, timeout_s, await_promise, as_text)
-    if kept is not None:
-        sent, context_id, name = kept
-        if isinstance(value, dict) and value.get("__browserPilotMissing"):
-            sent.discard((context_id, name))
-            expression, kept = _expression(session, context_id, source, args)
-            value = _evaluate(session, context_id, expression, timeout_s, await_promise, as_text)
-        sent.add((context_id, name))
-    return value
+    return InWorld(session, context_id, source, args, timeout_s, await_promise, as_text, later)
 
 
-def _evaluate(session, context_id, expression, timeout_s, await_promise, as_text):
-    if as_text:
-        expression = f"JSON.stringify({expression})"
-    dialog_open = getattr(session, "dialog_open", None)
-    # A JavaScript dialog that opens meanwhile blocks every world of the page: stop waiting.
-    reply = session.call("Runtime.evaluate", {"expression": expression, "contextId": context_id,
-                                              "returnByValue": True, "awaitPromise": await_promise},
-                         timeout_s=timeout_s, abort=dialog_open)
+class InWorld:
+    """A script sent to a world (send_in_world): value() waits for its answer, drop() forgets it."""
+
+    def __init__(self, session, context_id, source, args, timeout_s, await_promise, as_text, later):
+        self.session, self.context_id, self.source, self.args = session, context_id, source, args
+        self.timeout_s, self.await_promise, self.as_text = timeout_s, await_promise, as_text
+        self.expression, self.kept = _expression(session, context_id, source, args)
+        call_later = getattr(session, "call_later", None) if later else None
+        self.sent = call_later("Runtime.evaluate", self._params()) if call_later else None
+
+    def _params(self):
+        expression = f"JSON.stringify({self.expression})" if self.as_text else self.expression
+        return {"expression": expression, "contextId": self.context_id, "returnByValue": True,
+                "awaitPromise": self.await_promise}
+
+    def _answer(self):
+        # A JavaScript dialog that opens meanwhile blocks every world of the page: stop waiting.
+        dialog_open = getattr(self.session, "dialog_open", None)
+        sent, self.sent = self.sent, None
+        if sent is not None:
+            reply = sent.result(timeout_s=self.timeout_s, abort=dialog_open)
+        else:
+            reply = self.session.call("Runtime.evaluate", self._params(), timeout_s=self.timeout_s, abort=dialog_open)
+        return _value(self.session, reply, self.as_text)
+
+    def value(self):
+        value = self._answer()
+        if self.kept is not None:
+            sent, context_id, name = self.kept
+            if isinstance(value, dict) and value.get("__browserPilotMissing"):
+                sent.discard((context_id, name))
+                self.expression, self.kept = _expression(self.session, context_id, self.source, self.args)
+                value = self._answer()
+            sent.add((context_id, name))
+        return value
+
+    def drop(self):
+        if self.sent is not None:
+            self.sent.drop()
+            self.sent = None
+
+
+def _value(session, reply, as_text):
+    """The value of a Runtime.evaluate reply of a Browser Pilot script (its failure as a BPError)."""
     if reply is None:
         raise BPError("action_not_verified", "A JavaScript dialog is open in this tab and blocks the page.",
                       retryable=True, context=session.dialog_context())

@@ -73,7 +73,8 @@
     if (opts.pressMark && watch && watch.mark === opts.pressMark) {
       out.pressed = watch.landed;  // true, what took the press instead, or null (none heard)
       watch.stop();
-      entry.pressWatch = null;
+      // A read sent ahead (with the settle's first look) may be dropped and read again: keep it.
+      if (!opts.ahead) entry.pressWatch = null;
     }
     return out;
   }
