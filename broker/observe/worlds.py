@@ -17,42 +17,66 @@ from broker.browser.connection import CDPError
 WORLD_NAME = "browser-pilot"
 
 _SCRIPTS = {}
-_FACTORIES = {}  # script(name) -> (name, the factory that makes it: its text without the final call)
-# Where a world keeps the factories it was sent: its own global object, which the page cannot see.
-KEPT = "globalThis.__browserPilotScripts"
+# The scripts of scripts/ that make up the in-page library (reveal.js is called on an object, alone).
+LIBRARY_ENTRIES = ("observe.js", "resolve.js", "page.js", "focus.js", "select.js", "scroll.js")
+_ENTRY_OF = {}  # script(name) text -> name, for a library entry
+# Where a world keeps the library: its own global object, which the page cannot see.
+KEPT = "globalThis.__browserPilotLibrary"
+MISSING = '{"__browserPilotMissing": true}'
+_LIBRARY = None
+
+
+def _folder():
+    return resources.files("broker").joinpath("scripts")
 
 
 def script(name):
-    """scripts/<name> as one expression, with the in-page library (scripts/lib.js) in its scope."""
+    """scripts/<name> as one expression, with the in-page library (scripts/lib.js) in its scope.
+    Sent to a world through call_in_world, a library entry is called by name in the world's
+    library instead (library())."""
     if name not in _SCRIPTS:
-        folder = resources.files("broker").joinpath("scripts")
         # In parentheses: the script starts with comment lines, which a bare `return` would end at.
-        factory = ('(function () {\n"use strict";\n' + folder.joinpath("lib.js").read_text()
-                   + "\nreturn (\n" + folder.joinpath(name).read_text() + "\n);\n})")
-        _SCRIPTS[name] = factory + "()"
-        _FACTORIES[_SCRIPTS[name]] = (name, factory)
+        _SCRIPTS[name] = ('(function () {\n"use strict";\n' + _folder().joinpath("lib.js").read_text()
+                          + "\nreturn (\n" + _folder().joinpath(name).read_text() + "\n);\n})()")
+        if name in LIBRARY_ENTRIES:
+            _ENTRY_OF[_SCRIPTS[name]] = name
     return _SCRIPTS[name]
 
 
-def _expression(session, context_id, source, args):
-    """The expression that runs `source` with `args` in the world `context_id`. A script of this
-    folder (50 kB with the library) crosses the pipe and the browser's parser once per world: the
-    world keeps its factory, and later calls name it. The factory is called on every run, so each
-    run starts with fresh library state (lib.js caches per run), as if sent whole."""
-    kept = _FACTORIES.get(source)
-    if kept is None:
-        return f"({source})({args})", None
-    name, factory = kept
+def library():
+    """The in-page library: one object per world, made once per document, its entry points named
+    after their scripts (scripts/lib.js shared by all). Each call starts with fresh per-call state
+    (lib.js caches what one walk measures: never across calls, the page changes in between)."""
+    global _LIBRARY
+    if _LIBRARY is None:
+        for name in LIBRARY_ENTRIES:
+            script(name)
+        entries = ",\n".join(f"{json.dumps(name)}: entry(\n{_folder().joinpath(name).read_text()}\n)"
+                             for name in LIBRARY_ENTRIES)
+        _LIBRARY = ('(function () {\n"use strict";\n' + _folder().joinpath("lib.js").read_text()
+                    + "\nconst entry = (run) => function () { LAYOUT = null; BOX_FACTS.clear(); "
+                    "return run.apply(this, arguments); };\nreturn {\n" + entries + "\n};\n})()")
+    return _LIBRARY
+
+
+def _expression(session, context_id, source, opts_json, fn):
+    """The expression that runs source(opts[, fn]) in the world `context_id`, and what to note
+    once it ran. The library crosses the pipe and the browser's parser once per world (about
+    100 kB): later calls name their entry points in it. A world that lost it (never seen) answers
+    MISSING and is sent it whole."""
     sent = getattr(session, "scripts_sent", None)
-    if sent is None:
-        return f"({source})({args})", None
-    if (context_id, name) in sent:
-        # Kept in that world: a world that lost it (never seen) answers MISSING, and is sent it whole.
-        return f"(({KEPT} || {{}})[{json.dumps(name)}] || (() => () => ({MISSING})))()({args})", (sent, context_id, name)
-    return f"(({KEPT} = {KEPT} || {{}})[{json.dumps(name)}] = {factory})()({args})", (sent, context_id, name)
-
-
-MISSING = '{"__browserPilotMissing": true}'
+    name, fn_name = _ENTRY_OF.get(source), _ENTRY_OF.get(fn) if fn else None
+    if sent is None or (name is None and fn_name is None):
+        return f"({source})({opts_json}{', ' + fn if fn else ''})", None
+    call = (f"(L[{json.dumps(name)}] || 0)" if name else f"({source})") + f"({opts_json}"
+    if fn:
+        call += f", L[{json.dumps(fn_name)}])" if fn_name else f", {fn})"
+    else:
+        call += ")"
+    kept = (sent, context_id)
+    if context_id in sent:
+        return f"((L) => L ? {call} : ({MISSING}))({KEPT})", kept
+    return f"((L) => {call})({KEPT} = {KEPT} || {library()})", kept
 
 
 def world_key(agent_key):
@@ -75,8 +99,7 @@ def send_in_world(session, context_id, source, opts, timeout_s=15.0, fn=None, aw
                   later=True):
     """call_in_world, sent now (on a session that can) and answered by .value() later: its round
     trip overlaps what the caller sends next, in order (scripts run in the order sent)."""
-    args = f"{json.dumps(opts)}{', ' + fn if fn else ''}"
-    return InWorld(session, context_id, source, args, timeout_s, await_promise, as_text, later)
+    return InWorld(session, context_id, source, (json.dumps(opts), fn), timeout_s, await_promise, as_text, later)
 
 
 class InWorld:
@@ -85,7 +108,7 @@ class InWorld:
     def __init__(self, session, context_id, source, args, timeout_s, await_promise, as_text, later):
         self.session, self.context_id, self.source, self.args = session, context_id, source, args
         self.timeout_s, self.await_promise, self.as_text = timeout_s, await_promise, as_text
-        self.expression, self.kept = _expression(session, context_id, source, args)
+        self.expression, self.kept = _expression(session, context_id, source, *args)
         call_later = getattr(session, "call_later", None) if later else None
         self.sent = call_later("Runtime.evaluate", self._params()) if call_later else None
 
@@ -107,12 +130,12 @@ class InWorld:
     def value(self):
         value = self._answer()
         if self.kept is not None:
-            sent, context_id, name = self.kept
+            sent, context_id = self.kept
             if isinstance(value, dict) and value.get("__browserPilotMissing"):
-                sent.discard((context_id, name))
-                self.expression, self.kept = _expression(self.session, context_id, self.source, self.args)
+                sent.discard(context_id)
+                self.expression, self.kept = _expression(self.session, context_id, self.source, *self.args)
                 value = self._answer()
-            sent.add((context_id, name))
+            sent.add(context_id)
         return value
 
     def drop(self):

@@ -217,7 +217,7 @@ class FrameSession(FrameSessions):
         self.parent_frame_id = None
         self.alive = True
         self._world = None
-        self.scripts_sent = set()  # (context id, script) its worlds keep (broker/observe/worlds.py)
+        self.scripts_sent = set()  # context ids of its worlds that keep the library (broker/observe/worlds.py)
         self._init_children()
         # Network/Fetch/console hooks of the tab (broker/network/journal.py): shared with the tab's session.
         self.listeners = parent.listeners
@@ -281,7 +281,7 @@ class TabSession(FrameSessions):
         self.dialog = None  # an open JavaScript dialog blocks the page's scripts
         self._world = None  # (loader, execution context id) of Browser Pilot's isolated world
         self._frame_worlds = {}  # subframe id -> context id of our world there (same process)
-        self.scripts_sent = set()  # (context id, script) its worlds keep (broker/observe/worlds.py)
+        self.scripts_sent = set()  # context ids of its worlds that keep the library (broker/observe/worlds.py)
         self._init_children()
         reply = conn.cdp("Target.attachToTarget", {"targetId": raw_id, "flatten": True}, timeout_s=timeout_s)
         self.session_id = reply["sessionId"]
