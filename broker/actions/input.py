@@ -169,31 +169,14 @@ def _shown(broker, agent, raw, session, ref):
     return True
 
 
-UNDER_POINT = """(function (x, y) {
-  const el = document.elementFromPoint(x, y);
-  if (!el) return null;
-  const out = {tag: el.localName};
-  const role = el.getAttribute("role");
-  if (role) out.role = role.slice(0, 40);
-  const name = (el.getAttribute("aria-label") || (el.children.length ? "" : el.textContent) || "").trim();
-  if (name && !(el.localName === "input" && el.type === "password")) out.name = name.slice(0, 40);
-  if (el.localName === "iframe" || el.localName === "frame") out.frame = true;
-  return out;
-})"""
-
-
 def under_point(session, x, y):
     """What a coordinate click has under its point, {tag, role?, name? (≤ 40 chars), frame?}, or
     None (nothing, or the page could not be asked). Read in Browser Pilot's world: a field's
     value is never read, only an element's label or its own short text."""
     try:
-        context_id, _ = session.world(worlds.WORLD_NAME)
-        reply = session.call("Runtime.evaluate", {"expression": f"{UNDER_POINT}({float(x)}, {float(y)})",
-                                                  "contextId": context_id, "returnByValue": True}, timeout_s=5.0,
-                             abort=session.dialog_open)
+        return worlds.run_in_world(session, worlds.helper("underPoint"), {"x": float(x), "y": float(y)}, 5.0)
     except BPError:
         return None
-    return ((reply or {}).get("result") or {}).get("value")
 
 
 def key_event(session, key, code, vk, modifiers=0, text=None, target=None):
@@ -457,19 +440,6 @@ def typed_verdict(session, evidence, pin, typed, read_back, submit, deadline, re
     return evidence.verified() if readback["matches"] else evidence.mismatch("value_mismatch")
 
 
-# Set in Browser Pilot's world, whose value setter is the browser's own (not a framework's
-# wrapper in the page's world, so React and Vue hear the change), then the events a person's
-# picker fires. A value the field does not take (the browser empties it) is put back: nothing
-# was dispatched.
-FILL = """function (el, args) {
-  const before = el.value;
-  el.value = args.text;
-  if (el.value !== args.text) { el.value = before; return {malformed: true}; }
-  el.dispatchEvent(new Event("input", {bubbles: true, composed: true}));
-  el.dispatchEvent(new Event("change", {bubbles: true}));
-  return {set: true};
-}"""
-READ_VALUE = "function (el, args) { return {matches: el.value === args.text, afterLength: el.value.length}; }"
 DATE_FORMATS = {"date": "YYYY-MM-DD", "time": "HH:MM or HH:MM:SS", "datetime-local": "YYYY-MM-DDTHH:MM",
                 "month": "YYYY-MM", "week": "YYYY-Www"}
 
@@ -480,9 +450,11 @@ def fill_value(broker, agent, raw, session, args, deadline, editable, target):
     input and change events a picker fires; the readback compares the field's value. Typed
     characters would go to one segment of the field at a time, in the browser's locale order."""
     text, ref = args["text"], args["ref"]
-    kind = observe.on_ref(broker, agent, raw, session, ref, "function (el) { return (el.type || '').toLowerCase(); }")
+    # Set whole in Browser Pilot's world (scripts/helpers.js fill: the browser's own value setter,
+    # then the events a picker fires); a value the field does not take is put back.
+    kind = observe.on_ref(broker, agent, raw, session, ref, worlds.helper("inputType"))
     settling.begin(broker, agent, session, raw)  # (a refusal below abandons it: broker/actions/pipeline.py)
-    done = observe.on_ref(broker, agent, raw, session, ref, FILL, {"text": text}) or {}
+    done = observe.on_ref(broker, agent, raw, session, ref, worlds.helper("fill"), {"text": text}) or {}
     if done.get("malformed"):
         raise BPError("invalid_argument", f"A {kind} field takes its value as {DATE_FORMATS.get(kind, 'its own form')} "
                       "(the field's own value form, whatever the browser's language).",
@@ -495,7 +467,7 @@ def fill_value(broker, agent, raw, session, args, deadline, editable, target):
     if interrupted(session, evidence):
         return evidence
     try:
-        readback = observe.on_ref(broker, agent, raw, session, ref, READ_VALUE, {"text": text}) or {}
+        readback = observe.on_ref(broker, agent, raw, session, ref, worlds.helper("readValue"), {"text": text}) or {}
     except BPError:
         return evidence.unavailable("active_element_not_readable")
     evidence.facts["afterLength"] = readback.get("afterLength", 0)

@@ -10,21 +10,16 @@ from broker.actions import input as actions
 from broker.records import store as commands
 from broker.observe import snapshot as observe, worlds
 
-_BY_SELECTOR = ("(o) => {{ let el = null; if (o.selector) {{ try {{ el = document.querySelector(o.selector); }}"
-                " catch (e) {{ return {{badSelector: true}}; }} if (!el) return {{missing: true}}; }}"
-                " return ({source})(el, o); }}")
-
-
-def in_world(session, source, opts, timeout_s=15.0):
+def in_world(session, source, opts, timeout_s=15.0, fn=None):
     """Run a script in the isolated world of the tab's current document (once more if the
     document changed between finding the world and using it)."""
-    return worlds.run_in_world(session, source, opts, timeout_s)
+    return worlds.run_in_world(session, source, opts, timeout_s, fn)
 
 
 def by_selector(session, source, opts, timeout_s=15.0):
     """Run `source` ((el, opts) => value) on the first match of opts["selector"] in the top
     document; a missing or invalid selector is invalid_argument."""
-    answer = in_world(session, _BY_SELECTOR.format(source=source), opts, timeout_s)
+    answer = in_world(session, worlds.helper("bySelector"), opts, timeout_s, fn=source)
     if isinstance(answer, dict) and (answer.get("missing") or answer.get("badSelector")):
         what = "is not a valid CSS selector" if answer.get("badSelector") else "did not match"
         raise BPError("invalid_argument", f"Selector \"{opts['selector'][:200]}\" {what}.",

@@ -18,10 +18,6 @@ from broker.forms import slider
 from broker.forms.scroll import by_selector, in_world
 
 OPTIONS_WAIT_S = 3.0  # how long an opened widget may take to render its options
-_ON_SLOT = ("(o) => {{ const s = (globalThis.__browserPilotForms || {{}})[o.slot];"
-            " if (!s || s.token !== o.token || !s.el.isConnected) return {{gone: true}};"
-            " return ({source})(s.el, o); }}")
-
 
 def _not_dropdown():
     return BPError("invalid_argument", "The element is not a dropdown (a select, combobox or listbox).",
@@ -73,12 +69,12 @@ def select(broker, agent, raw, session, args, deadline):
     dispatched = []
 
     def step(op, **extra):
-        opts, on_slot = {**slot, **match, "op": op, **extra}, _ON_SLOT.format(source=source)
+        opts, on_slot = {**slot, **match, "op": op, **extra}, worlds.helper("onSlot")
         try:
             if world is None:
-                answer = in_world(session, on_slot, opts)
+                answer = in_world(session, on_slot, opts, fn=source)
             else:
-                answer = worlds.call_in_world(world.session, world.context_id, on_slot, opts)
+                answer = worlds.call_in_world(world.session, world.context_id, on_slot, opts, fn=source)
         except BPError as exc:
             if not worlds.context_gone(exc):
                 raise

@@ -7,7 +7,7 @@ neither imports the other. The observation after the action is the registry's (o
 import time
 
 from bp.errors import BPError
-from broker.observe import snapshot as observe
+from broker.observe import snapshot as observe, worlds
 from broker.records import store as commands
 
 
@@ -25,33 +25,13 @@ def _key(session, key, vk):
 # user moves it, until it shows the value (at most SLIDER_KEYS presses); a native range input
 # the keys cannot bring there gets the value and the input/change events a drag fires. Either
 # way the evidence is the value read back.
-SLIDER = """(el, a) => {
-  const native = el.localName === "input" && (el.type || "").toLowerCase() === "range";
-  const role = (el.getAttribute("role") || "").trim().split(/\\s+/)[0].toLowerCase();
-  if (!native && role !== "slider") return null;
-  const num = (v) => v === null || v === undefined || v === "" || isNaN(Number(v)) ? null : Number(v);
-  if (a.op === "set" && native) {
-    Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value").set.call(el, String(a.value));
-    el.dispatchEvent(new Event("input", {bubbles: true}));
-    el.dispatchEvent(new Event("change", {bubbles: true}));
-  }
-  if (a.op === "focus") el.focus({preventScroll: true});
-  if (a.op === "box") {
-    const r = el.getBoundingClientRect();
-    return {left: r.left, top: r.top, width: r.width, height: r.height,
-      vertical: el.getAttribute("aria-orientation") === "vertical", top_world: window === window.top};
-  }
-  if (native) return {native: true, value: num(el.value), text: el.value, min: num(el.min), max: num(el.max)};
-  return {native: false, value: num(el.getAttribute("aria-valuenow")), text: el.getAttribute("aria-valuetext") ||
-    el.getAttribute("aria-valuenow"), min: num(el.getAttribute("aria-valuemin")), max: num(el.getAttribute("aria-valuemax"))};
-}"""
 SLIDER_KEYS = 200  # arrow presses at most, for an ARIA slider
 
 
 def slider_of(broker, agent, raw, session, ref):
     """The slider facts of the ref's element ({native, value, text, min, max}), or None when it
     is not a slider."""
-    return observe.on_ref(broker, agent, raw, session, ref, SLIDER, {"op": "read"})
+    return observe.on_ref(broker, agent, raw, session, ref, worlds.helper("slider"), {"op": "read"})
 
 
 def set_slider(broker, agent, raw, session, ref, value, deadline, info, action="select"):
@@ -74,7 +54,7 @@ def _slider(broker, agent, raw, session, args, deadline, info, action="select"):
     commands.dispatching()
 
     def on(op, **extra):
-        return observe.on_ref(broker, agent, raw, session, args["ref"], SLIDER, {"op": op, **extra}) or {}
+        return observe.on_ref(broker, agent, raw, session, args["ref"], worlds.helper("slider"), {"op": op, **extra}) or {}
 
     # Keys first, for a native range input too: a person's keys are what every framework handles
     # completely (React Aria ends a change — onChangeEnd — on key up, never on an input event).

@@ -8,17 +8,11 @@ document, so a page costs this once, plus one listing call per observation.
 """
 
 from bp.errors import BPError
-from broker.observe.worlds import FROM_PATH, call_in_world, node_paths
+from broker.observe.worlds import call_in_world, helper, node_paths
 
 POINTER_TYPES = frozenset({"click", "mousedown", "mouseup", "pointerdown", "pointerup", "touchstart", "dblclick"})
 MAX_NEW = 64
 GROUP = "browser-pilot-listeners"
-MARK = ("function (opts) { const fromPath = " + FROM_PATH + ";"
-        " const s = (globalThis.__browserPilot = globalThis.__browserPilot || {});"
-        " s.listeners = s.listeners || new WeakSet(); let n = 0;"
-        " for (const p of opts.paths) { const el = p ? fromPath(p) : null; if (el) { s.listeners.add(el); n++; } }"
-        " return n; }")
-
 
 def mark(session, context_id, known):
     """Mark listener-only candidates in the world `context_id`; `known` is this document's set
@@ -52,6 +46,6 @@ def mark(session, context_id, known):
         paths = [p for p in node_paths(session, fresh[:MAX_NEW]) if p is not None]
         if not paths:
             return 0
-        return call_in_world(session, context_id, MARK, {"paths": paths}, 5.0) or 0
+        return call_in_world(session, context_id, helper("markListeners"), {"paths": paths}, 5.0) or 0
     except BPError:
         return 0

@@ -24,7 +24,7 @@ import time
 from bp import fastjson
 from bp.errors import BPError
 from broker.observe import ax
-from broker.observe.worlds import (FROM_PATH, WORLD_NAME, call_in_world, context_gone, node_paths, send_in_world,
+from broker.observe.worlds import (WORLD_NAME, call_in_world, context_gone, helper, node_paths, send_in_world,
                                    once_more_if_replaced, script, world_key)
 from broker.page import frames
 
@@ -168,10 +168,6 @@ def _mark_listeners(session, context_id):
     listeners.mark(session, context_id, known[1])
 
 
-SLOTS_OF = ("function (opts) { const fromPath = " + FROM_PATH + "; const s = (globalThis.__browserPilot || {})[opts.key];"
-            " return opts.paths.map((p) => s && s.frames && p ? s.frames.indexOf(fromPath(p)) : -1); }")
-
-
 def _frame_slots(world, key):
     """slot -> FrameSession for the out-of-process iframes the walker met in this world: asks
     Chrome which element owns each attached child frame and where the walker stored it."""
@@ -187,7 +183,7 @@ def _frame_slots(world, key):
         return {}
     try:
         paths = node_paths(world.session, owners)
-        found = call_in_world(world.session, world.context_id, SLOTS_OF, {"key": key, "paths": paths}, 5.0)
+        found = call_in_world(world.session, world.context_id, helper("slotsOf"), {"key": key, "paths": paths}, 5.0)
     except BPError:
         return {}
     return {slot: child for slot, child in zip(found or [], children) if isinstance(slot, int) and slot >= 0}

@@ -17,7 +17,8 @@ from broker.browser.connection import CDPError
 WORLD_NAME = "browser-pilot"
 
 _SCRIPTS = {}
-# The scripts of scripts/ that make up the in-page library (reveal.js is called on an object, alone).
+# The scripts of scripts/ that make up the in-page library, with helpers.js (its small entry
+# points, helper()); reveal.js is called on an object, alone.
 LIBRARY_ENTRIES = ("observe.js", "resolve.js", "page.js", "focus.js", "select.js", "scroll.js")
 _ENTRY_OF = {}  # script(name) text -> name, for a library entry
 # Where a world keeps the library: its own global object, which the page cannot see.
@@ -43,6 +44,22 @@ def script(name):
     return _SCRIPTS[name]
 
 
+def helper(name):
+    """The function `name` of scripts/helpers.js (the library's small entry points), as one
+    expression with lib.js in scope; sent through call_in_world, the world's library entry."""
+    key = f"helpers.js/{name}"
+    if key not in _SCRIPTS:
+        _SCRIPTS[key] = ('(function () {\n"use strict";\n' + _folder().joinpath("lib.js").read_text()
+                         + "\nreturn (\n" + _folder().joinpath("helpers.js").read_text() + f"\n)[{json.dumps(name)}];\n}})()")
+        _ENTRY_OF[_SCRIPTS[key]] = key
+    return _SCRIPTS[key]
+
+
+def _entry(name):
+    """The expression naming library entry `name` in the world's library L."""
+    return "L" + "".join(f"[{json.dumps(part)}]" for part in name.split("/"))
+
+
 def library():
     """The in-page library: one object per world, made once per document, its entry points named
     after their scripts (scripts/lib.js shared by all). Each call starts with fresh per-call state
@@ -51,8 +68,10 @@ def library():
     if _LIBRARY is None:
         for name in LIBRARY_ENTRIES:
             script(name)
-        entries = ",\n".join(f"{json.dumps(name)}: entry(\n{_folder().joinpath(name).read_text()}\n)"
-                             for name in LIBRARY_ENTRIES)
+        entries = ",\n".join([f"{json.dumps(name)}: entry(\n{_folder().joinpath(name).read_text()}\n)"
+                               for name in LIBRARY_ENTRIES]
+                              + ['"helpers.js": Object.fromEntries(Object.entries(\n'
+                                 + _folder().joinpath("helpers.js").read_text() + "\n).map(([k, f]) => [k, entry(f)]))"])
         _LIBRARY = ('(function () {\n"use strict";\n' + _folder().joinpath("lib.js").read_text()
                     + "\nconst entry = (run) => function () { LAYOUT = null; BOX_FACTS.clear(); "
                     "return run.apply(this, arguments); };\nreturn {\n" + entries + "\n};\n})()")
@@ -68,9 +87,9 @@ def _expression(session, context_id, source, opts_json, fn):
     name, fn_name = _ENTRY_OF.get(source), _ENTRY_OF.get(fn) if fn else None
     if sent is None or (name is None and fn_name is None):
         return f"({source})({opts_json}{', ' + fn if fn else ''})", None
-    call = (f"(L[{json.dumps(name)}] || 0)" if name else f"({source})") + f"({opts_json}"
+    call = (f"({_entry(name)} || 0)" if name else f"({source})") + f"({opts_json}"
     if fn:
-        call += f", L[{json.dumps(fn_name)}])" if fn_name else f", {fn})"
+        call += f", {_entry(fn_name)})" if fn_name else f", {fn})"
     else:
         call += ")"
     kept = (sent, context_id)
@@ -195,7 +214,7 @@ def context_gone(exc):
 # navigations in a tab), after which `===`, elementFromPoint and the walker's handles disagree.
 # So nodes are resolved into a separate probe world, their paths below the document computed
 # there with isSameNode (identity of the node, not of its wrapper), and followed again in
-# Browser Pilot's world.
+# Browser Pilot's world (lib.js fromPath).
 PATH_OF = """function (...nodes) {
   const index = (parent, n) => { const kids = parent.children; for (let i = 0; i < kids.length; i++) if (kids[i].isSameNode(n)) return i; return -1; };
   return nodes.map((node) => {
@@ -210,11 +229,6 @@ PATH_OF = """function (...nodes) {
     }
     return node && node.nodeType === 1 && node.ownerDocument === document ? steps.reverse() : null;
   });
-}"""
-FROM_PATH = """function (steps) {
-  let cur = document.documentElement;
-  for (const step of steps || []) { if (!cur) return null; cur = step === -1 ? cur.shadowRoot : cur.children[step]; }
-  return steps ? cur || null : null;
 }"""
 PROBE_WORLD = "browser-pilot-probe"
 

@@ -334,3 +334,11 @@ function visualRows(el, kids) {
   if (!positioned) return kids;
   return list.map((k, i) => [k.getBoundingClientRect().top, i, k]).sort((a, b) => a[0] - b[0] || a[1] - b[1]).map((x) => x[2]);
 }
+
+// An element handed over by its position below the document (broker/observe/worlds.py
+// node_paths: elements Chrome names reach this world by position, never as objects).
+function fromPath(steps) {
+  let cur = document.documentElement;
+  for (const step of steps || []) { if (!cur) return null; cur = step === -1 ? cur.shadowRoot : cur.children[step]; }
+  return steps ? cur || null : null;
+}
