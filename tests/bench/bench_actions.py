@@ -2,57 +2,95 @@
 Agent's tab in front of its window and with another tab in front (the normal case when several
 Agents share a browser). Medians of interleaved runs; not a test.
 
-    .venv/bin/python -m tests.bench.bench_actions [--runs 20]
+    .venv/bin/python -m tests.bench.bench_actions [--runs 20] [--other /path/to/other/.venv/bin/bp]
+
+With --other, another tree's `bp` (its own home and tab of the same page, on the same Chromium)
+is measured in alternation with this one, each with its own tab in front (activated, then given
+FRONT_SETTLE_S to finish switching, before its commands), and both side by side.
 """
 
+import json
 import statistics
+import subprocess
+import time
 import urllib.request
 
 from tests import helpers
 from tests.bench.bench_startup import median_table, timed
-from tests.bench.rig import Rig, arguments, bp_json
+from tests.bench.rig import Rig, arguments
 
 PAGE = "".join(f"<button>Item {i}</button>" for i in range(49)) + "<input aria-label=Field>"
+FRONT_SETTLE_S = 0.3
+
+
+def activate(chromium, target):
+    with urllib.request.urlopen(f"http://127.0.0.1:{chromium.port}/json/activate/{target}", timeout=10) as r:
+        r.read()  # "Target activated": what a person's click on that tab does
+
+
+def side(rig, bp, title):
+    """(env, field ref, target id) of a home of `bp` holding a tab of PAGE."""
+    _, env = rig.home(bp=bp)
+    opened = subprocess.run([bp, "open", rig.pages.page(PAGE, title=title)], env=env, capture_output=True, text=True)
+    observation = json.loads(opened.stdout)
+    assert len(observation["elements"]) == 50, observation
+    field = str([e["ref"] for e in observation["elements"] if e["name"] == "Field"][0])
+    target = [t for t, i in rig.chromium.pages().items() if i["title"] == title][0]
+    return env, field, target
+
+
+def rows_of(bp, env, field, label, rows, runs_into):
+    for name, args in ((f"bp status{label}", ["status"]), (f"bp snapshot{label}", ["snapshot"]),
+                       (f"bp click 1 + observation{label}", ["click", "1"]),
+                       (f"bp type {field} x + observation{label}", ["type", field, "x"])):
+        ms = timed([bp, *args], env)
+        if runs_into:
+            rows.setdefault(name, []).append(ms)
+
+
+def summary(samples, label, field):
+    base = statistics.median(samples[f"bp status{label}"])
+    click = statistics.median(samples[f"bp click 1 + observation{label}"]) - base
+    typed = statistics.median(samples[f"bp type {field} x + observation{label}"]) - base
+    snapshot = statistics.median(samples[f"bp snapshot{label}"])
+    noop = statistics.median(samples[f"bp click 1 + observation{label}"])
+    print(f"  =>{label}: click - status = {click:+.1f} ms; type - status = {typed:+.1f} ms")
+    # Issue 25's goal: a click that changes nothing (a focus only) with its observation costs
+    # at most 1.2x `bp snapshot` of the same page: the settle adds no fixed wait.
+    print(f"  =>{label}: no-op click + observation / snapshot = {noop / snapshot:.2f}x "
+          f"({noop:.0f} ms / {snapshot:.0f} ms; goal <= 1.2x)")
 
 
 def main():
-    args = arguments(20)
+    args = arguments(20, other={"help": "another tree's bp executable, measured in alternation"})
     with Rig() as rig:
-        chromium, pages = rig.chromium, rig.pages
-        _, env = rig.home()
-        url = pages.page(PAGE, title="bench-actions")
-        observation = bp_json(env, "open", url)
-        assert len(observation["elements"]) == 50, observation
-        field = str([e["ref"] for e in observation["elements"] if e["name"] == "Field"][0])
-        ours = [t for t, i in chromium.pages().items() if i["title"] == "bench-actions"][0]
+        chromium = rig.chromium
+        env, field, ours = side(rig, helpers.BP, "bench-actions")
+        if args.other:
+            other_env, other_field, theirs = side(rig, args.other, "bench-actions-other")
+            samples = {}
+            for index in range(args.runs + 1):  # the first round warms up
+                for bp, e, f, target, label in ((helpers.BP, env, field, ours, " [this tree]"),
+                                                (args.other, other_env, other_field, theirs, " [other tree]")):
+                    activate(chromium, target)
+                    time.sleep(FRONT_SETTLE_S)
+                    rows_of(bp, e, f, label, samples, index > 0)
+            print("Wall time of one action with its fresh observation (50-element page, its tab in front), "
+                  "this tree and the other, interleaved:")
+            median_table(samples)
+            summary(samples, " [this tree]", field)
+            summary(samples, " [other tree]", other_field)
+            return
         other = chromium.new_user_tab("about:blank")  # the user's tab, in the same browser
         samples = {}
         for placement, front in (("tab in front", ours), ("another tab in front", other)):
-            with urllib.request.urlopen(f"http://127.0.0.1:{chromium.port}/json/activate/{front}", timeout=10) as r:
-                r.read()  # "Target activated": what a person's click on that tab does
-            rows = {f"bp status [{placement}]": [], f"bp snapshot [{placement}]": [],
-                    f"bp click 1 + observation [{placement}]": [],
-                    f"bp type {field} x + observation [{placement}]": []}
+            activate(chromium, front)
             for _ in range(args.runs):
-                rows[f"bp status [{placement}]"].append(timed([helpers.BP, "status"], env))
-                rows[f"bp snapshot [{placement}]"].append(timed([helpers.BP, "snapshot"], env))  # fresh refs too
-                rows[f"bp click 1 + observation [{placement}]"].append(timed([helpers.BP, "click", "1"], env))
-                rows[f"bp type {field} x + observation [{placement}]"].append(
-                    timed([helpers.BP, "type", field, "x"], env))
-            samples.update(rows)
+                rows_of(helpers.BP, env, field, f" [{placement}]", samples, True)
         print("Wall time of one action with its fresh observation (50-element page), interleaved:")
         median_table(samples)
         for placement in ("tab in front", "another tab in front"):
-            base = statistics.median(samples[f"bp status [{placement}]"])
-            click = statistics.median(samples[f"bp click 1 + observation [{placement}]"]) - base
-            typed = statistics.median(samples[f"bp type {field} x + observation [{placement}]"]) - base
-            print(f"  => {placement}: click - status = {click:+.1f} ms; type - status = {typed:+.1f} ms")
-            # Issue 25's goal: a click that changes nothing (a focus only) with its observation
-            # costs at most 1.2x `bp snapshot` of the same page: the settle adds no fixed wait.
-            snapshot = statistics.median(samples[f"bp snapshot [{placement}]"])
-            noop = statistics.median(samples[f"bp click 1 + observation [{placement}]"])
-            print(f"  => {placement}: no-op click + observation / snapshot = {noop / snapshot:.2f}x "
-                  f"({noop:.0f} ms / {snapshot:.0f} ms; goal <= 1.2x)")
+            summary(samples, f" [{placement}]", field)
 
 
 if __name__ == "__main__":
