@@ -452,10 +452,10 @@ def fill_value(broker, agent, raw, session, args, deadline, editable, target):
     text, ref = args["text"], args["ref"]
     # Set whole in Browser Pilot's world (scripts/helpers.js fill: the browser's own value setter,
     # then the events a picker fires); a value the field does not take is put back.
-    kind = observe.on_ref(broker, agent, raw, session, ref, worlds.helper("inputType"))
     settling.begin(broker, agent, session, raw)  # (a refusal below abandons it: broker/actions/pipeline.py)
     done = observe.on_ref(broker, agent, raw, session, ref, worlds.helper("fill"), {"text": text}) or {}
     if done.get("malformed"):
+        kind = done.get("inputType") or ""
         raise BPError("invalid_argument", f"A {kind} field takes its value as {DATE_FORMATS.get(kind, 'its own form')} "
                       "(the field's own value form, whatever the browser's language).",
                       context={"field": "text", "inputType": kind})

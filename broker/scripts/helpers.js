@@ -21,13 +21,12 @@
   fill(el, args) {
     const before = el.value;
     el.value = args.text;
-    if (el.value !== args.text) { el.value = before; return {malformed: true}; }
+    if (el.value !== args.text) { el.value = before; return {malformed: true, inputType: (el.type || "").toLowerCase()}; }
     el.dispatchEvent(new Event("input", {bubbles: true, composed: true}));
     el.dispatchEvent(new Event("change", {bubbles: true}));
     return {set: true};
   },
   readValue(el, args) { return {matches: el.value === args.text, afterLength: el.value.length}; },
-  inputType(el) { return (el.type || "").toLowerCase(); },
 
   // A slider (a native range input, visually hidden or not, or role=slider): read, focus, its
   // box, or (native) set with the input/change events a drag fires (broker/forms/slider.py).

@@ -61,5 +61,5 @@ def test_every_entry_and_helper_is_in_the_library():
     out = subprocess.run([shutil.which("node") or "node", "-e", probe], input=worlds.library(), capture_output=True, text=True, check=True)
     entries, helpers = json.loads(out.stdout)
     assert entries == [*worlds.LIBRARY_ENTRIES, "helpers.js"]
-    assert {"underPoint", "fill", "readValue", "inputType", "slider", "markListeners", "slotsOf", "bySelector",
+    assert {"underPoint", "fill", "readValue", "slider", "markListeners", "slotsOf", "bySelector",
             "onSlot"} <= set(helpers)
