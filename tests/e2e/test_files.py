@@ -166,35 +166,49 @@ UPLOAD_PAGE = """<label>Resume <input type=file id=f></label>
 <script>document.getElementById('g').addEventListener('change', e => out.textContent = 'changed')</script>"""
 
 
-def test_upload_assigns_a_private_copy_and_never_reveals_the_local_path(home, files_env, pages):
-    source_dir = helpers.short_tmpdir("bpsecret-")
-    try:
-        source = os.path.join(source_dir, "cv-secret.txt")
-        with open(source, "wb") as fh:
-            fh.write(b"hello upload\n")
-        snap = ok(home, files_env, "open", pages.page(UPLOAD_PAGE))
-        by_nth = bp(home, "upload", source, "--nth", "2", env=files_env)
-        assert by_nth.rc == 0, by_nth
-        assert helpers.without_settle(by_nth.json["evidence"]) == {"action": "upload", "status": "verified", "expectedFileCount": 1,
-                                           "fileCount": 1, "nameMatched": True}
-        seen = ok(home, files_env, "eval", "[g.files[0].name, g.files[0].size, out.textContent, "
-                                           "await g.files[0].text()]")["value"]
-        assert seen == ["cv-secret.txt", 13, "changed", "hello upload\n"]
-        ref = [e["ref"] for e in snap["elements"] if e["role"] == "button"][0]
-        by_ref = bp(home, "upload", source, "--ref", str(ref), env=files_env)
-        assert by_ref.rc == 0, by_ref
-        assert by_ref.json["evidence"]["status"] == "verified"
-        assert ok(home, files_env, "eval", "f.files[0].name")["value"] == "cv-secret.txt"
-        # Relative to the CLI's cwd works too.
-        proc = subprocess.run([helpers.BP, "upload", "cv-secret.txt"], env=files_env, cwd=source_dir,
-                              capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)
-        assert proc.returncode == 0, proc
-        outputs = [by_nth.stdout, by_nth.stderr, by_ref.stdout, by_ref.stderr, proc.stdout, proc.stderr]
-        with open(os.path.join(home, "logs", "broker.log"), errors="replace") as fh:
-            outputs.append(fh.read())
-        assert not any(source_dir in text or "bpsecret" in text for text in outputs)
-    finally:
-        shutil.rmtree(source_dir, ignore_errors=True)
+@pytest.fixture
+def upload_source():
+    """upload_source(name, data): a file of the test's own, in a folder removed afterwards."""
+    folders = []
+
+    def make(name, data, prefix="bpsecret-"):
+        folder = helpers.short_tmpdir(prefix)
+        folders.append(folder)
+        path = os.path.join(folder, name)
+        with open(path, "wb") as fh:
+            fh.write(data)
+        return path
+
+    yield make
+    for folder in folders:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_upload_assigns_a_private_copy_and_never_reveals_the_local_path(home, files_env, pages, upload_source):
+    source = upload_source("cv-secret.txt", b"hello upload\n")
+    source_dir = os.path.dirname(source)
+    snap = ok(home, files_env, "open", pages.page(UPLOAD_PAGE))
+    by_nth = bp(home, "upload", source, "--nth", "2", env=files_env)
+    assert by_nth.rc == 0, by_nth
+    assert helpers.without_settle(by_nth.json["evidence"]) == {"action": "upload", "status": "verified",
+                                                               "expectedFileCount": 1, "fileCount": 1,
+                                                               "nameMatched": True}
+    seen = ok(home, files_env, "eval", "[g.files[0].name, g.files[0].size, out.textContent, "
+                                       "await g.files[0].text()]")["value"]
+    assert seen == ["cv-secret.txt", 13, "changed", "hello upload\n"]
+    ref = [e["ref"] for e in snap["elements"] if e["role"] == "button"][0]
+    by_ref = bp(home, "upload", source, "--ref", str(ref), env=files_env)
+    assert by_ref.rc == 0, by_ref
+    assert by_ref.json["evidence"]["status"] == "verified"
+    assert ok(home, files_env, "eval", "f.files[0].name")["value"] == "cv-secret.txt"
+    # Relative to the CLI's cwd works too.
+    proc = subprocess.run([helpers.BP, "upload", "cv-secret.txt"], env=files_env, cwd=source_dir,
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)
+    assert proc.returncode == 0, proc
+    outputs = [by_nth.stdout, by_nth.stderr, by_ref.stdout, by_ref.stderr, proc.stdout, proc.stderr]
+    with open(os.path.join(home, "logs", "broker.log"), errors="replace") as fh:
+        outputs.append(fh.read())
+    assert not any(source_dir in text or "bpsecret" in text for text in outputs)
 
 
 CLEARING_UPLOADER = """<input type=file id=h><ul id=taken></ul>
@@ -204,28 +218,23 @@ CLEARING_UPLOADER = """<input type=file id=h><ul id=taken></ul>
 });</script>"""
 
 
-def test_an_uploader_that_empties_its_input_at_once_is_verified_as_given_the_file(home, files_env, pages):
-    source_dir = helpers.short_tmpdir("bpup-")
-    try:
-        source = os.path.join(source_dir, "notes.txt")
-        with open(source, "wb") as fh:
-            fh.write(b"notes\n")
-        ok(home, files_env, "open", pages.page(CLEARING_UPLOADER))
-        evidence = ok(home, files_env, "upload", source)["evidence"]
-        assert helpers.without_settle(evidence) == {"action": "upload", "status": "verified", "expectedFileCount": 1,
-                                                    "fileCount": 1, "nameMatched": True,
-                                                    "effects": ["input_cleared_by_page"]}
-        assert ok(home, files_env, "eval", "[h.files.length, taken.textContent]")["value"] == [0, "notes.txt"]
-        # The note is what the input held when the change event reached Browser Pilot's listener:
-        # a page that empties the input before that (its own earlier capture listener) was never
-        # seen holding the file, and the evidence says so.
-        ok(home, files_env, "open", pages.page("<input type=file id=k>"
-                                               "<script>window.addEventListener('change', () => { k.value = ''; }, true)"
-                                               "</script>"))
-        second = ok(home, files_env, "upload", source)["evidence"]
-        assert (second["status"], second["reason"], second["fileCount"]) == ("mismatch", "file_count_mismatch", 0)
-    finally:
-        shutil.rmtree(source_dir, ignore_errors=True)
+def test_an_uploader_that_empties_its_input_at_once_is_verified_as_given_the_file(home, files_env, pages,
+                                                                                  upload_source):
+    source = upload_source("notes.txt", b"notes\n", prefix="bpup-")
+    ok(home, files_env, "open", pages.page(CLEARING_UPLOADER))
+    evidence = ok(home, files_env, "upload", source)["evidence"]
+    assert helpers.without_settle(evidence) == {"action": "upload", "status": "verified", "expectedFileCount": 1,
+                                                "fileCount": 1, "nameMatched": True,
+                                                "effects": ["input_cleared_by_page"]}
+    assert ok(home, files_env, "eval", "[h.files.length, taken.textContent]")["value"] == [0, "notes.txt"]
+    # The note is what the input held when the change event reached Browser Pilot's listener:
+    # a page that empties the input before that (its own earlier capture listener) was never
+    # seen holding the file, and the evidence says so.
+    ok(home, files_env, "open", pages.page("<input type=file id=k>"
+                                           "<script>window.addEventListener('change', () => { k.value = ''; }, true)"
+                                           "</script>"))
+    second = ok(home, files_env, "upload", source)["evidence"]
+    assert (second["status"], second["reason"], second["fileCount"]) == ("mismatch", "file_count_mismatch", 0)
 
 
 def test_upload_refuses_symlinks_directories_and_missing_files_without_naming_them(home, files_env, pages):
