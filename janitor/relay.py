@@ -11,6 +11,7 @@ Agents' state.
 
 import argparse
 import json
+import select
 import os
 import signal
 import sys
@@ -294,9 +295,34 @@ class Janitor:
         return time.monotonic() < deadline
 
 
+def handshake(janitor):
+    """connect_browser(), watching stdin meanwhile: a broker gone during the handshake (EOF) ends
+    it at once ("eof"), not at the handshake timeout (a browser's Allow dialog nobody answers
+    can hold a handshake for as long as it allows); nothing is owned before it completes."""
+    done_r, done_w = os.pipe()
+    outcome = {}
+
+    def connect():
+        try:
+            outcome["failure"] = janitor.connect_browser()
+        finally:
+            os.write(done_w, b"x")
+
+    threading.Thread(target=connect, name="handshake", daemon=True).start()
+    stdin = sys.stdin.fileno()
+    while True:
+        readable, _, _ = select.select([done_r, stdin], [], [])
+        if done_r in readable:
+            return outcome.get("failure", {"reason": "error", "message": "The handshake failed."})
+        if stdin in readable and not os.read(stdin, 4096):
+            return "eof"
+
+
 def serve(janitor):
     """Handshake, then relay until the broker's EOF or the browser's end."""
-    failure = janitor.connect_browser()
+    failure = handshake(janitor)
+    if failure == "eof":
+        return 2  # the broker is gone and nothing is owned yet
     if failure:
         janitor.send(jp.FAILED, failure)
         return 2
@@ -364,8 +390,7 @@ def main(argv):
     if ws_url is None:
         return 2  # the broker died before it told us where the browser is: nothing is owned
     janitor = Janitor(args.pipe, ws_url, args.handshake_timeout)
-    # A broker that dies during the handshake is noticed right after it (bounded by the
-    # handshake timeout): the first poll sees stdin's EOF, and nothing is owned yet.
+    # A broker that dies during the handshake is noticed at once (handshake()): nothing is owned yet.
     code = 2
     try:
         code = serve(janitor)

@@ -5,6 +5,8 @@ import json
 import signal
 import time
 
+import psutil
+
 from tests import helpers
 from tests.helpers import bp
 
@@ -36,6 +38,23 @@ def test_an_interrupted_connect_is_a_command_that_bp_command_knows(home, pending
     assert known.json["command"]["id"] == command_id
     assert known.json["command"]["method"] == "browser.connect" and known.json["command"]["mutating"] is True
     assert known.json["command"]["cancellationRequested"] is True
+
+
+def test_a_broker_killed_during_a_pending_handshake_takes_its_janitor_with_it(home, pending_browser):
+    """The janitor notices the broker's end (its stdin's EOF) while the browser still holds the
+    handshake (an Allow dialog nobody answers), not only once the handshake timeout frees it:
+    nothing is owned yet, so it leaves at once."""
+    env = dict(BROWSER_PILOT_BROWSER_DATA_DIRS=pending_browser.root, BROWSER_PILOT_HANDSHAKE_TIMEOUT_MS=60000)
+    assert bp(home, "status", **env).rc == 0
+    running = helpers.bp_popen(home, "connect", **env)
+    janitors = helpers.wait_until(lambda: [c for b in helpers.brokers_for(home) for c in b.children()
+                                           if "janitor" in " ".join(c.cmdline())], timeout=15)
+    assert janitors, "no janitor started for the pending handshake"
+    helpers.brokers_for(home)[0].kill()
+    gone, alive = psutil.wait_procs(janitors, timeout=20)  # a third of the handshake timeout
+    assert not alive, "the janitor outlived its broker while the handshake was pending"
+    running.kill()
+    running.communicate(timeout=10)
 
 
 def test_connect_and_profiles_identify_leave_command_records(home, connected):
