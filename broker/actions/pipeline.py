@@ -36,7 +36,7 @@ def popups_opened(broker, raw, before, session, since, deadline):
     machine the listing can come after the settle: once the page said it opens a window, its
     target is waited for (at most POPUP_WAIT_S), so that the evidence and `bp tabs` agree."""
     def opened():
-        return {t for t, i in broker.browser.targets.infos.items() if i.get("openerId") == raw} - before
+        return opener_tabs(broker, raw) - before
 
     found = opened()
     if found or not session.wait_for(lambda m, p: m == "Page.windowOpen", since, 0):

@@ -258,19 +258,6 @@ class Requests:
         self.hub.unwatch(self.heard)
 
 
-class _Answered:
-    """A call already answered, in the shape of TabSession.call_later's (a session without it)."""
-
-    def __init__(self, reply):
-        self.reply = reply
-
-    def result(self, timeout_s=None, abort=None):
-        return self.reply
-
-    def drop(self):
-        pass
-
-
 class Settle:
     """One action's settle: armed before its dispatch, waited for after (see the module)."""
 
@@ -299,8 +286,7 @@ class Settle:
         try:
             # Not waited for here: a caller overlaps it with its own checks (scripts run in the order
             # sent) and waits with armed() before the input; otherwise the first look waits for it.
-            later = getattr(session, "call_later", None)
-            self._arming = later("Runtime.evaluate", arm) if later else _Answered(session.call("Runtime.evaluate", arm))
+            self._arming = session.call_later("Runtime.evaluate", arm)
         except BPError:
             self._arming = None
 
@@ -341,11 +327,10 @@ class Settle:
         """The first poll, and the caller's read (peek(): a sent script with answer() and drop())
         sent right behind it, so that a settle that ends at its first look costs one round trip
         for both. (state or None, the read or None)."""
-        later = getattr(self.session, "call_later", None)
-        if peek is None or later is None or self.tracker is None or self.session.dialog_open():
+        if peek is None or self.tracker is None or self.session.dialog_open():
             return self._poll(first=True), None
         try:
-            sent = later("Runtime.callFunctionOn", self._poll_params(True))
+            sent = self.session.call_later("Runtime.callFunctionOn", self._poll_params(True))
         except BPError:
             return None, None
         try:
@@ -441,7 +426,6 @@ class Settle:
 
     def _settle(self, deadline, debounce, state):
         session, requests = self.session, self.requests
-        self.waited = False
         first_look = time.monotonic()  # frames sent before this are the dispatch's own
         if navigation(session, self.since, deadline, self.loader, round_trip=state is None):
             return self._done("navigated")
@@ -450,7 +434,7 @@ class Settle:
         state = state or {}
         end = min(self.started + self.max_s, deadline - OBSERVE_RESERVE_S)
         grace_until = time.monotonic() + DEBOUNCE_GRACE_S if debounce and state.get("debounced") else None
-        caused = waited = False
+        caused = False
         answered, mutations_at_frame = 0, None  # sent WebSocket frames answered by a DOM change so far
         while True:
             now = time.monotonic()
@@ -479,14 +463,14 @@ class Settle:
             if not (awaited or timers or unanswered or in_grace) and quiet:
                 if overdue:
                     return self._done("capped", _pending(overdue, requests))
-                if self.after_load and not waited:
+                if self.after_load and not self.waited:
                     caused = False  # the load's own requests, all done by the first look: nothing to wait for
                 return self._done("settled" if caused else "quiet")
             if now >= end:
                 return self._done("capped", _pending(awaited + overdue, requests, timers=timers,
                                                      frames=len(unanswered), dom=not quiet))
             time.sleep(POLL_S)
-            waited = self.waited = True
+            self.waited = True
             polled = self._poll()
             if polled is None and session.loader == self.loader and not session.dialog_open():
                 polled = state  # the tracker is gone (it could not start): requests alone decide

@@ -31,14 +31,18 @@ def _folder():
     return resources.files("broker").joinpath("scripts")
 
 
+def _with_lib(expression):
+    """`expression` (JavaScript) evaluated with scripts/lib.js in its scope, as one expression."""
+    return '(function () {\n"use strict";\n' + _folder().joinpath("lib.js").read_text() + f"\nreturn {expression};\n}})()"
+
+
 def script(name):
     """scripts/<name> as one expression, with the in-page library (scripts/lib.js) in its scope.
     Sent to a world through call_in_world, a library entry is called by name in the world's
     library instead (library())."""
     if name not in _SCRIPTS:
         # In parentheses: the script starts with comment lines, which a bare `return` would end at.
-        _SCRIPTS[name] = ('(function () {\n"use strict";\n' + _folder().joinpath("lib.js").read_text()
-                          + "\nreturn (\n" + _folder().joinpath(name).read_text() + "\n);\n})()")
+        _SCRIPTS[name] = _with_lib("(\n" + _folder().joinpath(name).read_text() + "\n)")
         if name in LIBRARY_ENTRIES:
             _ENTRY_OF[_SCRIPTS[name]] = name
     return _SCRIPTS[name]
@@ -49,8 +53,7 @@ def helper(name):
     expression with lib.js in scope; sent through call_in_world, the world's library entry."""
     key = f"helpers.js/{name}"
     if key not in _SCRIPTS:
-        _SCRIPTS[key] = ('(function () {\n"use strict";\n' + _folder().joinpath("lib.js").read_text()
-                         + "\nreturn (\n" + _folder().joinpath("helpers.js").read_text() + f"\n)[{json.dumps(name)}];\n}})()")
+        _SCRIPTS[key] = _with_lib("(\n" + _folder().joinpath("helpers.js").read_text() + f"\n)[{json.dumps(name)}]")
         _ENTRY_OF[_SCRIPTS[key]] = key
     return _SCRIPTS[key]
 
@@ -72,9 +75,9 @@ def library():
                                for name in LIBRARY_ENTRIES]
                               + ['"helpers.js": Object.fromEntries(Object.entries(\n'
                                  + _folder().joinpath("helpers.js").read_text() + "\n).map(([k, f]) => [k, entry(f)]))"])
-        _LIBRARY = ('(function () {\n"use strict";\n' + _folder().joinpath("lib.js").read_text()
-                    + "\nconst entry = (run) => function () { LAYOUT = null; BOX_FACTS.clear(); "
-                    "return run.apply(this, arguments); };\nreturn {\n" + entries + "\n};\n})()")
+        # Each call starts with lib.js's per-walk caches empty.
+        _LIBRARY = _with_lib("((entry) => ({\n" + entries + "\n}))((run) => function () { LAYOUT = null; "
+                             "BOX_FACTS.clear(); return run.apply(this, arguments); })")
     return _LIBRARY
 
 

@@ -45,6 +45,10 @@ class PageStandIn:
         if method == "Runtime.callFunctionOn" and "stop()" in params["functionDeclaration"]:
             self.stopped = True  # the tracker is told to stop without waiting for its answer
 
+    def call_later(self, method, params=None):
+        """As TabSession.call_later: sent now, its answer (or error) read with result()."""
+        return SimpleNamespace(result=lambda timeout_s=None, abort=None: self.call(method, params), drop=lambda: None)
+
     def call(self, method, params=None, timeout_s=None, abort=None):
         if method == "Runtime.evaluate" and "timerMax" in params["expression"]:
             if self.arm_fails:
