@@ -38,7 +38,7 @@ WAIT_TIMEOUT_DEFAULT_MS = 30_000  # `bp wait` without --timeout: a condition not
 # The roles an observation gives elements (broker/scripts/observe.js), for `bp snapshot --role`.
 ELEMENT_ROLES = ("button", "link", "textbox", "searchbox", "combobox", "listbox", "checkbox", "radio",
                  "spinbutton", "slider", "switch", "menuitem", "menuitemcheckbox", "menuitemradio", "tab",
-                 "option", "treeitem", "row")
+                 "option", "treeitem", "row", "gridcell", "columnheader", "rowheader")
 MAX_GREP = 1000  # characters of `bp snapshot --grep` text
 # Ref numbers are never reused within a document (broker/observe/snapshot.py), so they may pass the
 # 10,000 elements one observation lists.

@@ -13,7 +13,7 @@ COMMANDS = {
         ('option', 'limit', ('-l', '--limit'), ('int', 1, 10000), 50, False, None),
         ('option', 'diff', ('--diff',), ('flag',), False, False, None),
         ('option', 'grep', ('--grep',), ('str',), None, False, None),
-        ('option', 'role', ('--role',), ('choice', ('button', 'link', 'textbox', 'searchbox', 'combobox', 'listbox', 'checkbox', 'radio', 'spinbutton', 'slider', 'switch', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'tab', 'option', 'treeitem', 'row')), None, False, None),
+        ('option', 'role', ('--role',), ('choice', ('button', 'link', 'textbox', 'searchbox', 'combobox', 'listbox', 'checkbox', 'radio', 'spinbutton', 'slider', 'switch', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'tab', 'option', 'treeitem', 'row', 'gridcell', 'columnheader', 'rowheader')), None, False, None),
         ('option', 'disabled', ('--disabled',), ('flag',), False, False, None),
     ),
     'click': (

@@ -278,7 +278,9 @@ function scrollBoxIntoView(node, box, center) {
 // is drawn for it — its label, or the styled box, track or thumb around it. Returns that proxy
 // (the walker offers the input with the proxy's box; the resolver hit-tests and clicks the
 // proxy: a click on a label toggles its control natively), or null when the input shows itself.
-const PROXIED_INPUTS = new Set(["checkbox", "radio", "range"]);
+// A file input too: a styled button or label drawn over a transparent one (MUI's
+// <Button component="label">, Quasar's uploader button) is what a person presses.
+const PROXIED_INPUTS = new Set(["checkbox", "radio", "range", "file"]);
 function proxyOf(el, box, style) {
   if (el.localName !== "input" || !PROXIED_INPUTS.has((el.type || "").toLowerCase())) return null;
   const r = box || el.getBoundingClientRect();

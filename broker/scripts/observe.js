@@ -14,7 +14,8 @@
   let textBudget = MAX_TEXT;
   const ROLES = new Set(["button", "link", "textbox", "searchbox", "combobox", "listbox", "checkbox", "radio",
     "spinbutton", "slider", "switch", "menuitem", "menuitemcheckbox", "menuitemradio", "tab", "option", "treeitem",
-    "row"]);
+    "row", "gridcell", "columnheader", "rowheader"]);
+  const GRID_ITEMS = new Set(["gridcell", "columnheader", "rowheader"]);
   const NAME_FROM_CONTENT = new Set(["button", "link", "tab", "menuitem", "menuitemcheckbox", "menuitemradio",
     "option", "treeitem", "switch", "checkbox", "radio"]);
   const INPUT_ROLES = {checkbox: "checkbox", radio: "radio", range: "slider", number: "spinbutton", search: "searchbox",
@@ -123,8 +124,12 @@
   function roleOf(el) {
     if (editorKind(el)) return "textbox";
     const tag = el.localName, role = explicitRole(el);
-    // A row is a control in a tree grid (Chromium: focusable, selectable, expandable), not in a table.
-    if (role === "row") return el.closest("[role=treegrid]") ? "row" : null;
+    // A row is a control in a tree grid (Chromium: focusable, selectable, expandable), and in a
+    // grid when the page made it focusable (AG Grid's rows); never in a table.
+    if (role === "row") return el.closest("[role=treegrid]") || (el.hasAttribute("tabindex") && el.closest("[role=grid]")) ? "row" : null;
+    // A data grid's cells and headers, focusable by its roving tabindex (-1 but the current
+    // one): selected, sorted or edited by a click or a double-click. In a table, they are text.
+    if (GRID_ITEMS.has(role)) return el.hasAttribute("tabindex") && el.closest("[role=grid], [role=treegrid]") ? role : null;
     if (role && ROLES.has(role)) return role;
     if (role === "presentation" || role === "none") return null;
     if (tag === "a" && el.hasAttribute("href")) return "link";
@@ -138,6 +143,10 @@
     if (tag === "select") return el.multiple || el.size > 1 ? "listbox" : "combobox";
     if (tag === "textarea") return "textbox";
     if (tag === "summary") return "button";
+    // A native table's cell the page made focusable (Dash's DataTable): a grid cell it lets a
+    // person select and edit, though the table carries no grid role.
+    if ((tag === "td" || tag === "th") && el.hasAttribute("tabindex") && !role)
+      return tag === "td" ? "gridcell" : el.getAttribute("scope") === "row" ? "rowheader" : "columnheader";
     if (el.isContentEditable && !(el.parentElement && el.parentElement.isContentEditable)) return "textbox";
     return null;
   }
@@ -151,12 +160,20 @@
   function container(el) {
     return !!el.querySelector(CONTROLS) || (el.textContent || "").length > CONTAINER_TEXT;
   }
+  // Structures made focusable to be read or scrolled by keyboard (React Aria's tab panel, a
+  // scrolling region): focus alone does not make them something to press.
+  const STRUCTURES = new Set(["main", "navigation", "banner", "contentinfo", "complementary", "region", "form",
+    "search", "tabpanel", "dialog", "alertdialog", "grid", "treegrid", "tree", "table", "list", "menu", "menubar",
+    "tablist", "toolbar", "radiogroup", "group", "article", "document", "application", "log", "status", "alert",
+    "feed", "rowgroup", "note", "figure"]);
   function domOnlyRole(el, style, parentStyle) {
     // Controls the accessibility tree misses: focusable or pointer-cursor elements with handlers,
     // unless they hold other controls or a page of text (then those, or nothing, are offered).
     let found = null;
     if (el.hasAttribute("onclick")) found = "button";
-    else if (el.hasAttribute("tabindex") && el.tabIndex >= 0 && !["html", "body"].includes(el.localName)) found = "button";
+    else if (el.hasAttribute("tabindex") && el.tabIndex >= 0 && !["html", "body"].includes(el.localName)) {
+      if (!STRUCTURES.has(explicitRole(el))) found = "button";
+    }
     else if (style.cursor === "pointer" && (!parentStyle || parentStyle.cursor !== "pointer")) found = "button";
     if (found) return container(el) ? null : found;
     // A pointer listener Chrome reported (broker/observe/listeners.py), unless it is a container that
@@ -175,10 +192,14 @@
     if (!name && labelsOf(el).length) name = clean(labelsOf(el).map(textOf).join(" "));
     if (!name && NAME_FROM_CONTENT.has(role) && el.localName !== "input") name = textOf(el);
     if (!name) name = clean(el.getAttribute("title"));
-    if (!name) name = clean(el.getAttribute("placeholder"));
+    // A placeholder names only a field that shows it (Chromium ignores one on a <select>).
+    if (!name && (el.localName === "input" || el.localName === "textarea")) name = clean(el.getAttribute("placeholder"));
     if (!name) name = clean(el.getAttribute("alt"));
     if (!name && el.localName === "input" && ["button", "submit", "reset"].includes((el.type || "").toLowerCase()))
       name = clean(el.value || (el.type === "submit" ? "Submit" : el.type === "reset" ? "Reset" : ""));
+    // An unlabelled file input is the button Chromium draws and names for it.
+    if (!name && el.localName === "input" && (el.type || "").toLowerCase() === "file")
+      name = el.multiple ? "Choose Files" : "Choose File";
     if (!name && !["textbox", "searchbox", "combobox", "listbox", "slider", "spinbutton"].includes(role)) name = textOf(el);
     return name;
   }

@@ -29,7 +29,9 @@ What is counted, per page:
   shadow root (an <input type=date>'s fields and picker button: operated through the input),
   and, without an interactive role: an element focusable only by script (tabindex=-1), an
   empty unnamed focusable element (a focus trap's guard) and a focusable container of other
-  controls. The items of a grid
+  controls (an element focusable by script only inside it is not one: Dash's cell value), a
+  structure (STRUCTURES: a tab panel, a region) made focusable to be read or scrolled by keyboard,
+  and an element with no box at all (0x0: nothing of it shows to press). The items of a grid
   or tree grid (row, gridcell, headers: ITEMS) count when focusable, whatever their tabindex
   (roving focus) or content; offered ones are compared like interactive roles.
 - `missed`: operable nodes bp does not offer; `explained`: of those, the ones the observation
@@ -40,7 +42,10 @@ What is counted, per page:
   (any top-level field but `elements` whose entries have a role and a name, e.g. disabled
   controls listed apart), or, for an ARIA wrapper (WRAPPERS: an option, listbox, radio group,
   checkbox, radio or switch), an offered control inside it: one entry per control (a role=option
-  around a native radio is listed once, as the radio). `unexplained` = missed - explained.
+  around a native radio is listed once, as the radio), and likewise for a node inside an offered
+  control that is a part of it without an interactive role (a slider's focusable track) or the
+  native input it is the face of (an uploader button's transparent file input).
+  `unexplained` = missed - explained.
 
 Cross-site (out-of-process) frames are other DevTools targets that `bp find` does not search;
 they are not measured (`oopifs` counts the frames skipped)."""
@@ -84,6 +89,8 @@ MARK_JS = r"""(() => {
       const p = el.parentElement;
       if (p && p.isContentEditable) continue;  // an editor's content: its own observer watches it
       el.setAttribute('data-bp-agree', String(++n));
+      const box = el.getBoundingClientRect();
+      if (box.width === 0 && box.height === 0) el.setAttribute('data-bp-agree-box', '0');
       if (el.shadowRoot) walk(el.shadowRoot);
       if (el.tagName === 'IFRAME' || el.tagName === 'FRAME') {
         let doc = null;
@@ -114,7 +121,7 @@ SELECT_JS = r"""((marks, attr) => {
 })(%s, %s)"""
 
 UNMARK_JS = SELECT_JS.replace("if (wanted.has(el.getAttribute('data-bp-agree'))) el.setAttribute(attr, ''); else ",
-                              "el.removeAttribute('data-bp-agree'); ")
+                              "el.removeAttribute('data-bp-agree'); el.removeAttribute('data-bp-agree-box'); ")
 
 
 def clean(text):
@@ -154,6 +161,8 @@ def _dom_marks(tab):
         attrs = node.get("attributes") or []
         pairs = dict(zip(attrs[0::2], attrs[1::2]))
         pairs[":tag"] = node.get("nodeName", "").lower()
+        if "data-bp-agree-box" in pairs:
+            pairs[":box"] = "0"
         if "data-bp-agree" in pairs:
             marks[pairs["data-bp-agree"]] = (node["backendNodeId"], pairs)
         for key in ("children", "shadowRoots"):
@@ -249,10 +258,16 @@ def measure(chromium, env, url, label=None, bp=helpers.BP, observation=None):
                         if child is None:
                             continue
                         if interactive(child) or (not child.get("ignored") and props(child).get("focusable")
-                                                  and role_of(child) not in NOT_CONTROLS):
+                                                  and role_of(child) not in NOT_CONTROLS and not by_script(child)):
                             return True
                         stack.extend(child.get("childIds", []))
             return False
+
+        def by_script(node):
+            # Focusable by script only (tabindex=-1, not a grid's item): not a control a person
+            # reaches (Dash's cell value inside its focusable cell), as `operable` says below.
+            attrs = attrs_of.get(node.get("backendDOMNodeId"), {})
+            return attrs.get("tabindex", "").strip() == "-1" and role_of(node) not in ITEMS
 
         count = tab.evaluate(MARK_JS)
         marks, native_parts = _dom_marks(tab)
@@ -274,8 +289,12 @@ def measure(chromium, env, url, label=None, bp=helpers.BP, observation=None):
                 return False
             if role_of(node) in ITEMS:
                 return True
-            if attrs.get("tabindex", "").strip() == "-1":
-                return False  # focusable by script only
+            if by_script(node):
+                return False
+            if role_of(node) in STRUCTURES:
+                return False  # focusable to be read or scrolled by keyboard (a tab panel, a region)
+            if attrs.get(":box") == "0":
+                return False  # nothing of it shows to press (a closed search box's 0x0 scroller)
             if not clean((node.get("name") or {}).get("value")) and not node.get("childIds"):
                 return False  # an empty focusable element: a focus trap's guard (AG Grid, dialogs)
             return not has_control_inside(node)
@@ -344,6 +363,15 @@ def measure(chromium, env, url, label=None, bp=helpers.BP, observation=None):
                         stack.extend(child.get("childIds", []))
             return False
 
+        def offered_around(node):
+            for _ in range(64):
+                node = parent.get(id(node))
+                if node is None:
+                    return False
+                if node.get("backendDOMNodeId") in offered_backends:
+                    return True
+            return False
+
         stated = _stated_left_out(observation)
         limited = observation.get("truncated") and "element_limit" in (observation.get("truncationReasons") or [])
         modal = any(h.get("blocking") for h in observation.get("hints") or [])
@@ -353,6 +381,11 @@ def measure(chromium, env, url, label=None, bp=helpers.BP, observation=None):
             role, name = role_of(node), clean((node.get("name") or {}).get("value"))
             reason = "element_limit" if limited else stated.get((role, name)) or ("behind_modal" if modal else None)
             if reason is None and role in WRAPPERS and offered_inside(node):
+                reason = "one_entry_per_control"
+            if reason is None and offered_around(node) and (
+                    role not in INTERACTIVE or attrs_of.get(node.get("backendDOMNodeId"), {}).get(":tag") == "input"):
+                # A part of an offered control (a slider's focusable track) or the hidden native input
+                # it is the face of (an uploader button's transparent file input): one entry.
                 reason = "one_entry_per_control"
             page.missed.append((role, name, reason))
     finally:

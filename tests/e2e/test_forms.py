@@ -11,7 +11,7 @@ def element(observation, role, name):
 
 LONG = """<div style="height:5000px;width:3000px">top of page</div>
 <p id=far>Needle in the haystack</p><div style="height:3000px"></div>
-<div id=box role=region aria-label=Box tabindex=0 style="height:100px;overflow:auto">
+<div id=box aria-label=Box tabindex=0 style="height:100px;overflow:auto">
   <div style="height:1000px">box content</div></div>
 <my-card></my-card><div style="height:2000px"></div>
 <script>customElements.define("my-card", class extends HTMLElement { constructor() { super();
@@ -71,7 +71,9 @@ def test_a_container_scrolls_by_ref_or_selector_and_the_page_stays(home, connect
     assert by_selector.json["page"]["scrollY"] == 0
     end = bp(home, "scroll", "--selector", "#box", "--to", "end", env=connected).json["evidence"]
     assert (end["target"], end["afterY"]) == ("element", 900)
-    box = ref_of(bp(home, "snapshot", env=connected).json, "button", "Box")  # focusable: a ref
+    # Focusable with no role of its own: offered, a ref (a role=region would be read, not offered:
+    # test_a_focusable_structure_is_read_not_offered).
+    box = ref_of(bp(home, "snapshot", env=connected).json, "button", "Box")
     by_ref = bp(home, "scroll", "up", "--ref", str(box), env=connected).json["evidence"]
     assert (by_ref["target"], by_ref["deltaY"], by_ref["afterY"]) == ("element", -100, 800)
     missing = bp(home, "scroll", "--selector", "#nope", env=connected)

@@ -65,7 +65,8 @@ def test_date_picker_choose_march_14(agent, dash):
     page = open_page(agent, dash)
     agent.act("click", ref_of(page, "textbox", "Select Date"))
     calendar = agent.ok("snapshot", "--limit", "500")
-    agent.act("click", ref_of(calendar, "button", "14"))
+    # Dash's calendar days are focusable table cells: offered as grid cells (Chromium: cells).
+    agent.act("click", ref_of(calendar, "gridcell", "14"))
     assert state(agent, dash).get("date") == "2026-03-14"
 
 
