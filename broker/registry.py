@@ -62,7 +62,7 @@ class Tab:
 
     def parts(self):
         """(broker, agent, raw, session, args, deadline): the positional shape the action
-        modules (broker/actions/input.py, keyboard.py, scroll.py, select.py, files.py) take."""
+        modules (broker/actions/inputs.py, keyboard.py, scroll.py, select.py, files.py) take."""
         return self.broker, self.agent, self.raw, self.session, self.args, self.deadline
 
 

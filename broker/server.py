@@ -24,7 +24,7 @@ from bp import fastjson, identity, locator, ops, paths, policy, protocol, schema
 from bp.errors import BPError, failure, invalid_argument
 from broker import handlers  # noqa: F401  (registers the handlers)
 from broker.policy import audit, bounds
-from broker.records import store as commands
+from broker.records import store
 from broker.agents import Agents
 from broker.browser.binding import Browser
 from broker.registry import HANDLERS, Request, check_complete
@@ -52,9 +52,9 @@ class Broker:
         self.installation = identity.installation_identity()
         self.endpoint = paths.socket_path(home_dir)
         self.agents = Agents()
-        self.commands = commands.CommandBook()
+        self.commands = store.CommandBook()
         self.browser = Browser(self.ctx, home_dir, run_dir, on_target_gone=self.agents.forget_target,
-                               on_dispatch=commands.dispatching)  # the first mutation marks a command dispatched
+                               on_dispatch=store.dispatching)  # the first mutation marks a command dispatched
         self.stopping = threading.Event()
         self._replies_address = "inproc://replies"
         self._local = threading.local()
@@ -341,7 +341,7 @@ class Broker:
         target = agent.opaque.get(agent.selected) if agent is not None and agent.selected else None
         digest = None
         if request.request_id:
-            digest = commands.digest(request.client, request.request_id, request.op, request.args, target)
+            digest = store.digest(request.client, request.request_id, request.op, request.args, target)
             known = book.by_request(request.request_id)
             if known is not None:
                 if known.digest != digest:
@@ -352,7 +352,7 @@ class Broker:
                 return failure("command_in_progress", "The command with this --request-id is still running; it is not sent twice.",
                                context={"commandId": known.id, "status": known.status},
                                hint=f"Run 'bp command {known.id}' to follow it.")
-        request.record = commands.Record(request.command_id, request.op, request.op in protocol.MUTATING,
+        request.record = store.Record(request.command_id, request.op, request.op in protocol.MUTATING,
                                          request.timeout_ms / 1000.0, self.browser.generation, digest,
                                          request.request_id, target, self.browser)
         book.add(request.record)
@@ -361,7 +361,7 @@ class Broker:
     def _run_threaded(self, route, fn, request):
         record = request.record
         try:
-            with commands.bound(record):
+            with store.bound(record):
                 if record is not None and record.status == "cancelled":
                     reply = failure("command_cancelled", "The command was cancelled before it started.",
                                     context={"commandId": record.id})

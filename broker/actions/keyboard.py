@@ -8,7 +8,7 @@ from bp import keys
 from bp.errors import BPError
 from broker.actions import pipeline, settle as settling
 from broker.actions.evidence import Effect, Evidence
-from broker.actions.input import Pin, _mouse, focus_script as _focus, key_event, send_text, settle, typed_verdict
+from broker.actions.inputs import Pin, _mouse, focus_script as _focus, key_event, send_text, settle, typed_verdict
 from broker.observe.snapshot import refusal
 
 MAX_DELAY_MS = 1000

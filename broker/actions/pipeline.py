@@ -19,7 +19,7 @@ import time
 from bp.errors import BPError
 from broker.actions import settle
 from broker.actions.evidence import Effect, reply_form
-from broker.observe import snapshot as observe
+from broker.observe import snapshot
 
 
 def opener_tabs(broker, raw):
@@ -117,7 +117,7 @@ def _observed(tab, action):
     name = tab.request.op
     lead = {}  # the answer leads with what the action changed (snapshot.observe)
     try:
-        result = observe.observe(tab.broker, tab.agent, tab.raw, tab.session, tab.args.get("limit", 50),
+        result = snapshot.observe(tab.broker, tab.agent, tab.raw, tab.session, tab.args.get("limit", 50),
                                  timeout_s=tab.remaining(floor=1.0), lead=lead)
     except BPError as exc:
         if tab.session.dialog_open():  # opened while observing: the same answer as above

@@ -5,14 +5,14 @@ afresh, runs the no-progress watchdog). Each arms its settle right before its di
 for it right after (settles: broker/actions/settle.py)."""
 
 from bp import protocol
-from broker.actions import input as actions
+from broker.actions import inputs
 from broker.actions import keyboard
 from broker.registry import handler
 
 ACTIONS = {
-    protocol.OP_CLICK: actions.click,
-    protocol.OP_TYPE: actions.type_text,
-    protocol.OP_HOVER: actions.hover,
+    protocol.OP_CLICK: inputs.click,
+    protocol.OP_TYPE: inputs.type_text,
+    protocol.OP_HOVER: inputs.hover,
     protocol.OP_KEYBOARD: keyboard.keyboard,
     protocol.OP_PRESS: keyboard.press,
 }

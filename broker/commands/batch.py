@@ -12,7 +12,7 @@ import time
 
 from bp import protocol, schemas
 from bp.errors import BPError, failure
-from broker.records import store as commands
+from broker.records import store
 from broker.registry import HANDLERS, Request, handler, on_tab
 
 # Kept for the closing observation out of the batch's deadline (at most a fifth of it).
@@ -31,7 +31,7 @@ def _step_request(batch, index, step, deadline):
 
 def _step_record(broker, batch, request):
     parent = batch.record
-    record = commands.Record(request.command_id, request.op, request.op in protocol.MUTATING,
+    record = store.Record(request.command_id, request.op, request.op in protocol.MUTATING,
                              request.timeout_ms / 1000.0, parent.generation if parent else broker.browser.generation,
                              None, None, parent.target if parent else None, broker.browser)
     record.parent = parent
@@ -77,11 +77,11 @@ def _entry(step, reply, command_id):
 def _close(tab):
     """The closing observation: the open dialog that blocks the tab, or a fresh snapshot."""
     from broker.waits import dialogs
-    from broker.observe import snapshot as observe
+    from broker.observe import snapshot
 
     if tab.session.dialog_open():
         return {"dialog": dialogs.brief(tab.session)}
-    return observe.observe(tab.broker, tab.agent, tab.raw, tab.session, tab.args.get("limit", 50),
+    return snapshot.observe(tab.broker, tab.agent, tab.raw, tab.session, tab.args.get("limit", 50),
                            timeout_s=tab.remaining(floor=1.0))
 
 
@@ -106,7 +106,7 @@ def batch(broker, request):
                 sub.audit_origin = broker._target_origin(sub)  # where it aimed, before it ran
             command_id = sub.command_id
             denied = False
-            with commands.bound(sub.record):
+            with store.bound(sub.record):
                 reply = run_step(broker, sub)
                 denied = reply.get("code") == "capability_denied"
             reply = sub.record.finish(reply)

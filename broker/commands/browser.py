@@ -8,7 +8,7 @@ import psutil
 import bp
 from bp import discovery, protocol
 from bp.errors import BPError
-from broker.records import store as commands
+from broker.records import store
 from broker.tabs import routing
 from broker.registry import handler
 
@@ -143,7 +143,7 @@ def browsers(broker, request):
 def connect(broker, request):
     # Reaching for the browser starts at once: a cancel from here on cannot promise that nothing
     # happened; a failure to connect is still just that.
-    commands.attempting()
+    store.attempting()
     broker.agents.touch(request.client, broker.browser.generation)
     conn = broker.browser.connect(request.args.get("browser"), wait_s=max(0.05, request.remaining() - 0.25))
     broker.network_hub.guard_popups(conn)  # navigation bounds reach popups of held tabs (policy origins)
@@ -177,7 +177,7 @@ def connect(broker, request):
 def disconnect(broker, request):
     """Release this Agent; stop the whole broker only for the same installation when no other
     Agent is active (compare-and-stop on the broker's process identity)."""
-    commands.attempting()  # it releases state from its first step
+    store.attempting()  # it releases state from its first step
     agent = broker.agents.remove(request.client)
     broker.commands.forget(request.client)  # a released key keeps no command records
     broker.release_key_services(request.client)  # its copies, downloads, journals, rules and credentials go

@@ -2,7 +2,7 @@
 
 from bp import protocol
 from bp.errors import BPError, invalid_argument
-from broker.observe import snapshot as observe
+from broker.observe import snapshot
 from broker.browser import profiles as profile_identity
 from broker.tabs import routing
 from broker.registry import handler
@@ -145,7 +145,7 @@ def _observe_opened(tab, session, result, record):
     observation = None
     if not result.get("dialog"):
         try:
-            observation = observe.observe(tab.broker, tab.agent, tab.raw, session, tab.args.get("limit", 50),
+            observation = snapshot.observe(tab.broker, tab.agent, tab.raw, session, tab.args.get("limit", 50),
                                           timeout_s=tab.remaining(floor=1.5) - 0.5)
         except BPError:
             if not session.dialog_open():

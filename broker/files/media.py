@@ -20,7 +20,7 @@ import time
 from bp import outputs
 from bp.errors import BPError, invalid_argument
 from broker.files import artifacts
-from broker.observe import snapshot as observe, worlds
+from broker.observe import snapshot, worlds
 
 MODEL_MAX_SIDE = 1568  # longest side of the model-sized dimensions reported for large captures
 MAX_CAPTURE_SIDE = 16_384  # Chrome's largest texture: a full page is cut there (reported)
@@ -143,13 +143,13 @@ def _annotation_boxes(broker, agent, raw, session, refs, width, height, deadline
     """[{ref, x, y, width, height}] clipped to the viewport, for the refs that can be placed."""
     obs = agent.observations.get(raw)
     if obs is None:
-        raise observe.stale("no_observation", "There is no snapshot of this tab for this Agent; run 'bp snapshot'.")
+        raise snapshot.stale("no_observation", "There is no snapshot of this tab for this Agent; run 'bp snapshot'.")
     explicit = refs is not None
     wanted = refs if explicit else obs.listed[:MAX_ANNOTATIONS]
     boxes = []
     for ref in wanted:
         try:
-            box = observe.on_ref(broker, agent, raw, session, ref, REF_BOX, timeout_s=_timeout(deadline))
+            box = snapshot.on_ref(broker, agent, raw, session, ref, REF_BOX, timeout_s=_timeout(deadline))
         except BPError as exc:
             # A listed ref must be current; among "all refs", one that went stale is just not drawn.
             if explicit or exc.code != "stale_ref" or (exc.context or {}).get("reason") not in (
@@ -354,17 +354,17 @@ def _object(session, context_id, expression, timeout_s):
 
 def _input_by_ref(broker, agent, raw, session, ref, timeout_s):
     """(session, objectId) of the file input a ref names (revalidated like any ref)."""
-    found = observe.on_ref(broker, agent, raw, session, ref, STASH_INPUT, timeout_s=timeout_s)
+    found = snapshot.on_ref(broker, agent, raw, session, ref, STASH_INPUT, timeout_s=timeout_s)
     if not found or found.get("notFile"):
         raise invalid_argument("ref", "The ref is not a file input (nor a label or control holding exactly one).",
                                reason="not_file_input")
     if found.get("disabled"):
         raise BPError("action_not_verified", "The file input is disabled.", retryable=True,
                       context={"field": "ref", "reason": "disabled"})
-    _, world, _ = observe.check_ref(broker, agent, raw, session, ref)  # the world that holds the element
+    _, world, _ = snapshot.check_ref(broker, agent, raw, session, ref)  # the world that holds the element
     object_id = _object(world.session, world.context_id, TAKE_INPUT, timeout_s)
     if object_id is None:
-        raise observe.stale("document_replaced")
+        raise snapshot.stale("document_replaced")
     return world.session, object_id
 
 

@@ -6,9 +6,9 @@ with reason `at_boundary`, not an error; text that is not on the page is `text_n
 """
 
 from bp.errors import BPError
-from broker.actions import input as actions
-from broker.records import store as commands
-from broker.observe import snapshot as observe, worlds
+from broker.actions import inputs
+from broker.records import store
+from broker.observe import snapshot, worlds
 
 def in_world(session, source, opts, timeout_s=15.0, fn=None):
     """Run a script in the isolated world of the tab's current document (once more if the
@@ -37,13 +37,13 @@ def scroll(broker, agent, raw, session, args, deadline):
                 "unit": args.get("unit", "viewport")}
     source = worlds.script("scroll.js")
     since = session.mark()
-    commands.dispatching()  # the script checks the target and scrolls in one step
+    store.dispatching()  # the script checks the target and scrolls in one step
     if "ref" in args:
-        evidence = observe.on_ref(broker, agent, raw, session, args["ref"], source, opts)
+        evidence = snapshot.on_ref(broker, agent, raw, session, args["ref"], source, opts)
     else:
         evidence = by_selector(session, source, {**opts, "selector": args.get("selector")})
     if evidence is None:
         raise BPError("internal_error", "The scroll script returned nothing.")
     # Scrolling can load more content or (rarely) navigate: settle like any other input.
-    actions.settle(session, since, deadline)
+    inputs.settle(session, since, deadline)
     return evidence

@@ -11,9 +11,9 @@ import os
 import time
 
 from bp.errors import BPError
-from broker.actions import input as actions
-from broker.records import store as commands
-from broker.observe import snapshot as observe, worlds
+from broker.actions import inputs
+from broker.records import store
+from broker.observe import snapshot, worlds
 from broker.forms import slider
 from broker.forms.scroll import by_selector, in_world
 
@@ -27,7 +27,7 @@ def _not_dropdown():
 def _on_target(broker, agent, raw, session, args, opts):
     source = worlds.script("select.js")
     if "ref" in args:
-        return observe.on_ref(broker, agent, raw, session, args["ref"], source, opts)
+        return snapshot.on_ref(broker, agent, raw, session, args["ref"], source, opts)
     return by_selector(session, source, {**opts, "selector": args["selector"]})
 
 
@@ -49,12 +49,12 @@ def select(broker, agent, raw, session, args, deadline):
     match = {"option": args["option"], "by": args.get("by", "label"), "contains": args.get("contains", False)}
     # Before any input: the target is current, enabled, visible and not covered.
     if "ref" in args:
-        answer = observe.resolve(broker, agent, raw, session, args["ref"])
+        answer = snapshot.resolve(broker, agent, raw, session, args["ref"])
         bound = _on_target(broker, agent, raw, session, args, {**slot, "op": "bind"})
         # Later steps run where the ref lives (an out-of-process iframe has its own world and
         # its own input target), on the bound handle: the combobox's name may change meanwhile.
-        _, world, _ = observe.check_ref(broker, agent, raw, session, args["ref"])
-        where = dict(zip(("input", "x", "y"), actions.input_point(session, answer)))
+        _, world, _ = snapshot.check_ref(broker, agent, raw, session, args["ref"])
+        where = dict(zip(("input", "x", "y"), inputs.input_point(session, answer)))
     else:
         bound = _on_target(broker, agent, raw, session, args, {**slot, "op": "bind", "preflight": True})
         world = None
@@ -62,7 +62,7 @@ def select(broker, agent, raw, session, args, deadline):
     if not bound or bound.get("notDropdown"):
         raise _not_dropdown()
     if where.get("refuse"):
-        raise observe.refusal(where, "selector")
+        raise snapshot.refusal(where, "selector")
     kind = bound["kind"]
     source = worlds.script("select.js")
     loader, since = session.loader, session.mark()
@@ -88,7 +88,7 @@ def select(broker, agent, raw, session, args, deadline):
             reason = "dialog_opened"
         elif session.loader != loader:
             reason = "document_changed"
-        elif session.wait_for(lambda m, p: m in actions.NAVIGATION_STARTS
+        elif session.wait_for(lambda m, p: m in inputs.NAVIGATION_STARTS
                               and (p.get("frameId") or (p.get("frame") or {}).get("id")) == session.frame_id,
                               since, 0):
             reason = "loader_changed"
@@ -112,9 +112,9 @@ def select(broker, agent, raw, session, args, deadline):
 
     if kind == "aria" and bound["requiresOpen"]:
         check("open")
-        actions._mouse(session, where["x"], where["y"], "left", 1, where["input"])
+        inputs._mouse(session, where["x"], where["y"], "left", 1, where["input"])
         dispatched.append("open")
-        actions.settle(session, since, deadline)
+        inputs.settle(session, since, deadline)
         # The options may render a moment after the click (a framework's next tick, a fetch).
         wait_until = min(deadline, time.monotonic() + OPTIONS_WAIT_S)
         while True:
@@ -136,7 +136,7 @@ def select(broker, agent, raw, session, args, deadline):
         raise BPError("action_not_verified", "The option is disabled.", retryable=False, context=context)
     label = found["label"]
     if kind == "native":
-        commands.dispatching()  # the script sets the option and fires input/change
+        store.dispatching()  # the script sets the option and fires input/change
         done = step("native")
         check("select", done)
         if done.get("dispatched"):
@@ -152,9 +152,9 @@ def select(broker, agent, raw, session, args, deadline):
             raise BPError("action_not_verified", f"The option cannot be clicked now: {target['refuse']}.",
                           retryable=True, context={"field": "option", "reason": target["refuse"]})
         # The option's point is in the viewport of the document that holds the combobox.
-        actions._mouse(session, target["x"], target["y"], "left", 1, world.session if world else session)
+        inputs._mouse(session, target["x"], target["y"], "left", 1, world.session if world else session)
         dispatched.append("option")
-    navigated = actions.settle(session, since, deadline)
+    navigated = inputs.settle(session, since, deadline)
     if navigated or session.dialog_open() or session.loader != loader:
         return evidence("unavailable", [], "navigation" if not session.dialog_open() else "dialog_opened")
     verdict = step("verify", label=label)

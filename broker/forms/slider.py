@@ -7,8 +7,8 @@ neither imports the other. The observation after the action is the registry's (o
 import time
 
 from bp.errors import BPError
-from broker.observe import snapshot as observe, worlds
-from broker.records import store as commands
+from broker.observe import snapshot, worlds
+from broker.records import store
 
 
 def _key(session, key, vk):
@@ -31,7 +31,7 @@ SLIDER_KEYS = 200  # arrow presses at most, for an ARIA slider
 def slider_of(broker, agent, raw, session, ref):
     """The slider facts of the ref's element ({native, value, text, min, max}), or None when it
     is not a slider."""
-    return observe.on_ref(broker, agent, raw, session, ref, worlds.helper("slider"), {"op": "read"})
+    return snapshot.on_ref(broker, agent, raw, session, ref, worlds.helper("slider"), {"op": "read"})
 
 
 def set_slider(broker, agent, raw, session, ref, value, deadline, info, action="select"):
@@ -50,11 +50,11 @@ def _slider(broker, agent, raw, session, args, deadline, info, action="select"):
     if (low is not None and wanted < low) or (high is not None and wanted > high):
         raise BPError("invalid_argument", f"The slider's range is {low}-{high}.",
                       context={"field": "option", "reason": "out_of_range", "min": low, "max": high})
-    observe.resolve(broker, agent, raw, session, args["ref"])  # current, enabled, shown, not covered
-    commands.dispatching()
+    snapshot.resolve(broker, agent, raw, session, args["ref"])  # current, enabled, shown, not covered
+    store.dispatching()
 
     def on(op, **extra):
-        return observe.on_ref(broker, agent, raw, session, args["ref"], worlds.helper("slider"), {"op": op, **extra}) or {}
+        return snapshot.on_ref(broker, agent, raw, session, args["ref"], worlds.helper("slider"), {"op": op, **extra}) or {}
 
     # Keys first, for a native range input too: a person's keys are what every framework handles
     # completely (React Aria ends a change — onChangeEnd — on key up, never on an input event).

@@ -10,8 +10,8 @@ import time
 
 from bp.errors import BPError, invalid_argument
 from broker.browser.connection import CDPError
-from broker.records import store as commands
-from broker.observe import snapshot as observe, worlds
+from broker.records import store
+from broker.observe import snapshot, worlds
 from broker.page import frames
 from broker.tabs.session import FrameSession
 
@@ -111,7 +111,7 @@ def find(agent, raw, session, args, deadline, broker=None):
         # carries the same `ref` a snapshot shows. The ref table lives in the tab's own world.
         check_dialog(session)
         try:
-            table = observe.register(broker, agent, raw, session,
+            table = snapshot.register(broker, agent, raw, session,
                                      timeout_s=max(1.0, deadline - time.monotonic()))
             opts["refs"] = {"key": worlds.world_key(agent.key), "table": table.id}
         except BPError as exc:
@@ -181,7 +181,7 @@ def _runtime(target, method, params, deadline, tab=None):
     are announced on the tab's session) or the command's deadline."""
     tab = tab or target
     stop_at = deadline - 0.5
-    record = commands.current()
+    record = store.current()
     cancelled = (lambda: record.cancel_requested) if record is not None else (lambda: False)
     try:
         reply = target.call(method, params, timeout_s=max(1.0, deadline - time.monotonic()) + 5.0,
@@ -256,7 +256,7 @@ def evaluate(agent, raw, session, args, deadline):
             if frame is not None and not own_root:
                 params["contextId"] = frames.main_world(frame, deadline)
             try:
-                commands.dispatching()  # the expression may change the page: from here on, unknown
+                store.dispatching()  # the expression may change the page: from here on, unknown
                 result = _runtime(target, "Runtime.evaluate", params, deadline, session)
                 break
             except CDPError as exc:

@@ -91,7 +91,7 @@
       const type = (el.type || "text").toLowerCase();
       if (["checkbox", "radio", "button", "submit", "reset", "image", "file", "color", "range", "hidden"].includes(type)) return null;
       // A date or time field takes no typed characters the way a text field does: its value is set
-      // whole (broker/actions/input.py fill_value), as a person's picker would.
+      // whole (broker/actions/inputs.py fill_value), as a person's picker would.
       if (["date", "time", "datetime-local", "month", "week"].includes(type))
         return {kind: "date", sensitive: false, value: () => el.value, readOnly: el.readOnly};
       return {kind: "input", sensitive: type === "password", value: () => el.value, readOnly: el.readOnly};
@@ -133,7 +133,7 @@
   if (!found || !found.points.length) {
     reveal(target, true, opts.nested);
     for (const fe of frames) reveal(fe, false, opts.nested);
-    scrolled = true;  // the broker lets the page answer the scroll, then resolves again (input.py)
+    scrolled = true;  // the broker lets the page answer the scroll, then resolves again (inputs.py)
     if (!Array.from(target.getClientRects()).some((r) => r.width > 0 && r.height > 0)) return {refuse: "no_layout"};
     found = hitTest(target, opts.allPoints);
   }

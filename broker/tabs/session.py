@@ -15,7 +15,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 
 from bp.errors import BPError, browser_unresponsive, invalid_argument, target_crashed
 from broker.browser.connection import CDPError
-from broker.records import store as commands
+from broker.records import store
 
 log = logging.getLogger("broker.tabs")
 
@@ -596,10 +596,10 @@ class Workers:
                                   context={"limit": "tabs", "max": MAX_WORKERS})
                 self._names += 1
                 worker = self._workers[raw_id] = TabWorker(raw_id, f"tab-{self._names}")
-        record = commands.current()
+        record = store.current()
 
         def bound(worker):
-            with commands.bound(record):  # the worker works for the same command
+            with store.bound(record):  # the worker works for the same command
                 if record is not None and record.cancel_requested:
                     raise BPError("command_cancelled", "The command was cancelled before it started.",
                                   context={"commandId": record.id})

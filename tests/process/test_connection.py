@@ -10,7 +10,7 @@ import pytest
 import zmq
 
 from bp.errors import BPError
-from broker.records import store as commands
+from broker.records import store
 from broker.browser.connection import BrowserConnection, CDPError
 from tests import helpers
 
@@ -65,11 +65,11 @@ def test_a_ready_connection_answers_cdp_and_relays_events(ctx, run_dir, chromium
 def test_the_first_mutating_call_marks_the_bound_command_dispatched(ctx, run_dir, chromium):
     # The broker hands the connection its records' hook (broker/server.py); the transport itself
     # knows nothing of records.
-    conn = connect(ctx, run_dir, ws_url(chromium), on_dispatch=commands.dispatching)
-    record = commands.Record("cmd-0000000000000001", "open", True, 60.0, 1, None, None, None,
+    conn = connect(ctx, run_dir, ws_url(chromium), on_dispatch=store.dispatching)
+    record = store.Record("cmd-0000000000000001", "open", True, 60.0, 1, None, None, None,
                              SimpleNamespace(generation=1))
     try:
-        with commands.bound(record):
+        with store.bound(record):
             conn.cdp("Browser.getVersion")
             assert record.status == "accepted"  # a read is not a dispatch
             target = conn.cdp("Target.createTarget", {"url": "about:blank", "background": True})["targetId"]

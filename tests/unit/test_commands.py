@@ -3,7 +3,7 @@
 import pytest
 
 from bp.errors import BPError
-from broker.records import store as commands
+from broker.records import store
 
 
 class FakeBrowser:
@@ -11,7 +11,7 @@ class FakeBrowser:
 
 
 def record(browser, n=0, mutating=True, request_id=None):
-    return commands.Record(f"cmd-{n:016d}", "click", mutating, 60.0, browser.generation, None, request_id, None, browser)
+    return store.Record(f"cmd-{n:016d}", "click", mutating, 60.0, browser.generation, None, request_id, None, browser)
 
 
 def failed_after_dispatch(code, retryable, reason=None):
@@ -72,38 +72,38 @@ def test_lost_browser_after_dispatch_is_unknown_outcome():
 
 def test_records_are_bounded_per_key_oldest_finished_first():
     browser = FakeBrowser()
-    book = commands.Commands()
+    book = store.Commands()
     live = record(browser, 0, request_id="keep-me")
     book.add(live)  # stays accepted: never dropped while in flight
-    for n in range(1, commands.MAX_RECORDS_PER_AGENT + 50):
+    for n in range(1, store.MAX_RECORDS_PER_AGENT + 50):
         r = record(browser, n, request_id=f"r{n}")
         r.finish({"ok": True})
         book.add(r)
-    assert len(book) <= commands.MAX_RECORDS_PER_AGENT
+    assert len(book) <= store.MAX_RECORDS_PER_AGENT
     assert book.get(live.id) is live and book.by_request("keep-me") is live
     assert book.by_request("r1") is None  # the oldest finished ones went first
-    assert book.by_request(f"r{commands.MAX_RECORDS_PER_AGENT + 49}") is not None
+    assert book.by_request(f"r{store.MAX_RECORDS_PER_AGENT + 49}") is not None
 
 
 def test_records_expire_by_age(monkeypatch):
     browser = FakeBrowser()
-    book = commands.Commands()
+    book = store.Commands()
     old = record(browser, 1)
     old.finish({"ok": True})
-    old.completed_at -= int(commands.RECORD_TTL_S * 1000) + 1
+    old.completed_at -= int(store.RECORD_TTL_S * 1000) + 1
     book.add(old)
     assert book.list() == []
 
 
 def test_a_big_result_is_recorded_as_a_summary():
     r = record(FakeBrowser())
-    reply = r.finish({"ok": True, "blob": "x" * (commands.MAX_RESULT_BYTES + 10)})
-    assert len(reply["blob"]) > commands.MAX_RESULT_BYTES  # the live reply is untouched
+    reply = r.finish({"ok": True, "blob": "x" * (store.MAX_RESULT_BYTES + 10)})
+    assert len(reply["blob"]) > store.MAX_RESULT_BYTES  # the live reply is untouched
     assert r.reply["resultOmitted"] is True
 
 
 def test_book_forgets_a_key_and_bounds_keys():
-    book = commands.CommandBook()
+    book = store.CommandBook()
     book.for_key("a").add(record(FakeBrowser()))
     book.forget("a")
     assert book.for_key("a", create=False) is None
@@ -135,7 +135,7 @@ def test_an_attempting_command_is_never_cancelled_for_certain_and_keeps_its_own_
     """connect and disconnect act from their first step: a cancel after that only asks, and a
     failed connection is reported as such, not as an unknown outcome."""
     browser = FakeBrowser()
-    connect = commands.Record("cmd-0000000000000001", "connect", True, 60.0, 1, None, None, None, browser)
+    connect = store.Record("cmd-0000000000000001", "connect", True, 60.0, 1, None, None, None, browser)
     connect.attempting()
     assert connect.cancel() == "dispatched"
     failed = {"ok": False, "code": "browser_disconnected", "message": "refused"}
@@ -143,7 +143,7 @@ def test_an_attempting_command_is_never_cancelled_for_certain_and_keeps_its_own_
     click = record(browser, 2)
     click.dispatching()
     assert click.finish(dict(failed))["code"] == "unknown_outcome"  # a mutation that reached the browser
-    cancelled = commands.Record("cmd-0000000000000003", "connect", True, 60.0, 1, None, None, None, browser)
+    cancelled = store.Record("cmd-0000000000000003", "connect", True, 60.0, 1, None, None, None, browser)
     cancelled.cancel()
     with pytest.raises(BPError) as caught:
         cancelled.attempting()

@@ -198,7 +198,7 @@ def test_navigation_is_left_to_the_navigation_settle(monkeypatch):
 
 
 def test_an_element_still_animating_into_place_is_waited_for_not_refused(monkeypatch):
-    from broker.actions import input as actions
+    from broker.actions import inputs
 
     answers = [BPError("action_not_verified", "no layout", context={"reason": "no_layout"}),
                BPError("action_not_verified", "covered", context={"reason": "obscured"}), {"x": 1, "y": 2}]
@@ -209,17 +209,17 @@ def test_an_element_still_animating_into_place_is_waited_for_not_refused(monkeyp
             raise answer
         return answer
 
-    monkeypatch.setattr(actions.observe, "resolve", resolve)
-    monkeypatch.setattr(actions, "SETTLING_POLL_S", 0.001)
+    monkeypatch.setattr(inputs.snapshot, "resolve", resolve)
+    monkeypatch.setattr(inputs, "SETTLING_POLL_S", 0.001)
     page = PageStandIn([state()])
     # It says it waited: the click arms its settle again (what moved meanwhile is not its doing).
-    assert actions.resolve_steady(None, None, "tab-1", page, 3, far()) == {"x": 1, "y": 2, "steadied": True}
+    assert inputs.resolve_steady(None, None, "tab-1", page, 3, far()) == {"x": 1, "y": 2, "steadied": True}
     answers.append({"x": 3, "y": 4})
-    assert actions.resolve_steady(None, None, "tab-1", page, 3, far()) == {"x": 3, "y": 4}
+    assert inputs.resolve_steady(None, None, "tab-1", page, 3, far()) == {"x": 3, "y": 4}
 
 
 def test_a_refusal_that_lasts_or_is_of_another_kind_is_the_actions_refusal(monkeypatch):
-    from broker.actions import input as actions
+    from broker.actions import inputs
 
     calls = []
 
@@ -227,17 +227,17 @@ def test_a_refusal_that_lasts_or_is_of_another_kind_is_the_actions_refusal(monke
         calls.append(1)
         raise BPError("action_not_verified", "disabled", context={"reason": "disabled"})
 
-    monkeypatch.setattr(actions.observe, "resolve", resolve)
+    monkeypatch.setattr(inputs.snapshot, "resolve", resolve)
     with pytest.raises(BPError):
-        actions.resolve_steady(None, None, "tab-1", PageStandIn([state()]), 3, far())
+        inputs.resolve_steady(None, None, "tab-1", PageStandIn([state()]), 3, far())
     assert len(calls) == 1  # a disabled control is refused at once
-    monkeypatch.setattr(actions, "SETTLING_WAIT_S", 0.05)
-    monkeypatch.setattr(actions, "SETTLING_POLL_S", 0.005)
-    monkeypatch.setattr(actions.observe, "resolve", lambda *a, **k: (_ for _ in ()).throw(
+    monkeypatch.setattr(inputs, "SETTLING_WAIT_S", 0.05)
+    monkeypatch.setattr(inputs, "SETTLING_POLL_S", 0.005)
+    monkeypatch.setattr(inputs.snapshot, "resolve", lambda *a, **k: (_ for _ in ()).throw(
         BPError("action_not_verified", "no layout", context={"reason": "no_layout"})))
     started = time.monotonic()
     with pytest.raises(BPError):
-        actions.resolve_steady(None, None, "tab-1", PageStandIn([state()]), 3, far())
+        inputs.resolve_steady(None, None, "tab-1", PageStandIn([state()]), 3, far())
     assert time.monotonic() - started < 1.0  # bounded by SETTLING_WAIT_S
 
 

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 
 from bp.errors import BPError
-from broker.records import store as commands
+from broker.records import store
 from broker.tabs.session import Workers
 
 WAIT_S = 10.0  # a bound for the test's own waits on events; never a speed assertion
@@ -21,7 +21,7 @@ def workers():
 
 
 def record(n=1):
-    return commands.Record(f"cmd-{n:016d}", "click", True, 60.0, 0, None, None, None, SimpleNamespace(generation=0))
+    return store.Record(f"cmd-{n:016d}", "click", True, 60.0, 0, None, None, None, SimpleNamespace(generation=0))
 
 
 def in_thread(fn):
@@ -99,7 +99,7 @@ def test_a_queued_command_cancelled_by_its_agent_never_runs(workers):
     queued = record()
 
     def send():
-        with commands.bound(queued):
+        with store.bound(queued):
             return workers.run("tab-a", lambda w: ran.append(1), timeout_s=WAIT_S)
 
     t2, box = in_thread(send)
@@ -113,9 +113,9 @@ def test_a_queued_command_cancelled_by_its_agent_never_runs(workers):
 
 def test_the_worker_works_for_the_callers_command_and_hands_back_its_errors(workers):
     mine = record(7)
-    with commands.bound(mine):
-        assert workers.run("tab-a", lambda w: commands.current(), timeout_s=WAIT_S) is mine
-    assert workers.run("tab-a", lambda w: commands.current(), timeout_s=WAIT_S) is None
+    with store.bound(mine):
+        assert workers.run("tab-a", lambda w: store.current(), timeout_s=WAIT_S) is mine
+    assert workers.run("tab-a", lambda w: store.current(), timeout_s=WAIT_S) is None
 
     def fails(worker):
         raise BPError("target_not_owned", "gone")

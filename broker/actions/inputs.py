@@ -7,7 +7,7 @@ import time
 from bp.errors import BPError
 from broker.actions import pipeline, settle as settling
 from broker.actions.evidence import PAGE_CHANGES, STATE_EFFECTS, Effect, Evidence
-from broker.observe import snapshot as observe, worlds
+from broker.observe import snapshot, worlds
 
 EXPECTED_TOGGLE = {"checkbox", "radio", "switch", "menuitemcheckbox", "menuitemradio"}
 # The navigation part of the settle lives with the rest of it (broker/actions/settle.py); its
@@ -53,7 +53,7 @@ def resolve_steady(broker, agent, raw, session, ref, deadline, **extra):
     waited = False
     while True:
         try:
-            answer = observe.resolve(broker, agent, raw, session, ref, **extra)
+            answer = snapshot.resolve(broker, agent, raw, session, ref, **extra)
             if waited:
                 answer["steadied"] = True  # it took a wait: the page moved meanwhile
             return answer
@@ -112,7 +112,7 @@ def click(broker, agent, raw, session, args, deadline):
     # The control's state after the click is read with the settle's first look: when the click
     # caused nothing, that one round trip answers both (Settle.take_ahead).
     peek = None if before is None else (
-        lambda: observe.resolve_later(broker, agent, raw, session, args["ref"], pressMark=press_mark))
+        lambda: snapshot.resolve_later(broker, agent, raw, session, args["ref"], pressMark=press_mark))
     settling.end(session, deadline, peek=peek)
     evidence = pipeline.caused(broker, agent, raw, session, armed, popups_before, deadline, Evidence("click", kind))
     navigated = evidence.has(Effect.NAVIGATION)
@@ -120,7 +120,7 @@ def click(broker, agent, raw, session, args, deadline):
     if before is not None and not navigated and not session.dialog_open():
         try:
             ahead = armed.take_ahead()  # (one not taken is dropped by the pipeline: settle.finish)
-            answer = ahead.answer() if ahead is not None else observe.resolve(
+            answer = ahead.answer() if ahead is not None else snapshot.resolve(
                 broker, agent, raw, session, args["ref"], mode="state", pressMark=press_mark)
             after = answer["state"]
             if answer.get("name") != name_before:
@@ -163,7 +163,7 @@ def click(broker, agent, raw, session, args, deadline):
 def _shown(broker, agent, raw, session, ref):
     """Whether the element still shows where a click could reach it (a menu that closed hides it)."""
     try:
-        observe.resolve(broker, agent, raw, session, ref)
+        snapshot.resolve(broker, agent, raw, session, ref)
     except BPError as exc:
         return exc.code not in ("action_not_verified", "stale_ref")
     return True
@@ -359,7 +359,7 @@ def type_text(broker, agent, raw, session, args, deadline):
             editable = dict(editable, beforeLength=before["beforeLength"])
     target = input_point(session, answer)[0]
     settling.begin(broker, agent, session, raw)  # after the resolve's marks: those are Browser Pilot's own
-    pin = Pin(session, "type", lambda: observe.resolve(broker, agent, raw, session, args["ref"],
+    pin = Pin(session, "type", lambda: snapshot.resolve(broker, agent, raw, session, args["ref"],
                                                        mode="state")["state"].get("focused"))
     dispatched, check = pin.dispatched, pin.check
     check("focus")
@@ -371,7 +371,7 @@ def type_text(broker, agent, raw, session, args, deadline):
         check("type")
     def read_back():
         try:
-            answer = observe.resolve(broker, agent, raw, session, args["ref"], mode="readback", text=text,
+            answer = snapshot.resolve(broker, agent, raw, session, args["ref"], mode="readback", text=text,
                                      clear=clear, mark=os.urandom(6).hex())
         except BPError:
             return None
@@ -453,7 +453,7 @@ def fill_value(broker, agent, raw, session, args, deadline, editable, target):
     # Set whole in Browser Pilot's world (scripts/helpers.js fill: the browser's own value setter,
     # then the events a picker fires); a value the field does not take is put back.
     settling.begin(broker, agent, session, raw)  # (a refusal below abandons it: broker/actions/pipeline.py)
-    done = observe.on_ref(broker, agent, raw, session, ref, worlds.helper("fill"), {"text": text}) or {}
+    done = snapshot.on_ref(broker, agent, raw, session, ref, worlds.helper("fill"), {"text": text}) or {}
     if done.get("malformed"):
         kind = done.get("inputType") or ""
         raise BPError("invalid_argument", f"A {kind} field takes its value as {DATE_FORMATS.get(kind, 'its own form')} "
@@ -467,7 +467,7 @@ def fill_value(broker, agent, raw, session, args, deadline, editable, target):
     if interrupted(session, evidence):
         return evidence
     try:
-        readback = observe.on_ref(broker, agent, raw, session, ref, worlds.helper("readValue"), {"text": text}) or {}
+        readback = snapshot.on_ref(broker, agent, raw, session, ref, worlds.helper("readValue"), {"text": text}) or {}
     except BPError:
         return evidence.unavailable("active_element_not_readable")
     evidence.facts["afterLength"] = readback.get("afterLength", 0)
@@ -482,7 +482,7 @@ def hover(broker, agent, raw, session, args, deadline):
     """Move the pointer over a ref (menus that open on hover). A move is aligned to animation
     frames; its acknowledgement is awaited (bounded) so that the fresh observation sees the
     page's response to it."""
-    answer = observe.resolve(broker, agent, raw, session, args["ref"])
+    answer = snapshot.resolve(broker, agent, raw, session, args["ref"])
     target, x, y = input_point(session, answer)
     before = answer["state"]
     focus_script(broker, agent, session, {"mode": "pin"})  # starts counting DOM changes
@@ -493,7 +493,7 @@ def hover(broker, agent, raw, session, args, deadline):
     evidence = pipeline.caused(broker, agent, raw, session, armed, None, deadline, Evidence("hover", answer["role"]))
     if not evidence.effects:
         try:
-            after = observe.resolve(broker, agent, raw, session, args["ref"], mode="state")
+            after = snapshot.resolve(broker, agent, raw, session, args["ref"], mode="state")
             if after["state"].get("expanded") != before.get("expanded"):
                 evidence.add(Effect.EXPANDED_CHANGED)
             if "content_changed" in focus_script(broker, agent, session, {"mode": "effects"}).get("effects", []) \
