@@ -130,4 +130,4 @@ def on_tab(broker, request, fn, *, create=False, pick=None, observe_after=False,
 
         return pipeline.act(tab, fn, settles)
 
-    return broker.browser.workers.run(raw, run, timeout_s=request.remaining())
+    return broker.workers.run(raw, run, timeout_s=request.remaining())

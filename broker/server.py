@@ -28,6 +28,7 @@ from broker.records import store
 from broker.agents import Agents
 from broker.browser.binding import Browser
 from broker.registry import HANDLERS, Request, check_complete
+from broker.tabs.session import Workers
 
 log = logging.getLogger("broker")
 
@@ -53,7 +54,11 @@ class Broker:
         self.endpoint = paths.socket_path(home_dir)
         self.agents = Agents()
         self.commands = store.CommandBook()
-        self.browser = Browser(self.ctx, home_dir, run_dir, on_target_gone=self.agents.forget_target,
+        # One worker thread per tab session (broker/tabs/session.py): the broker's, stopped when the
+        # browser reports a target gone or every tab void.
+        self.workers = Workers()
+        self.browser = Browser(self.ctx, home_dir, run_dir, on_target_gone=self._target_gone,
+                               on_void=self.workers.stop_all,
                                on_dispatch=store.dispatching)  # the first mutation marks a command dispatched
         self.stopping = threading.Event()
         self._replies_address = "inproc://replies"
@@ -68,6 +73,10 @@ class Broker:
         self.emulations = None  # what each managed tab pretends to be (broker/emulate/emulation.py)
         self.traces = None  # bp trace: each key's record of its commands (broker/trace/book.py)
 
+    def _target_gone(self, raw):
+        self.workers.stop(raw)
+        self.agents.forget_target(raw)
+
     def start_services(self):
         """Build the services and hook them to every tab session the browser attaches."""
         from broker.emulate.emulation import Emulations
@@ -80,7 +89,7 @@ class Broker:
         self.artifact_store = Store(self.home_dir, self.agents)
         self.download_tracker = Tracker(self)
         self.network_hub = Hub(self)
-        self.emulations = Emulations(self.browser)
+        self.emulations = Emulations(self.browser, self.workers)
         self.browser.session_hooks.extend([
             self.download_tracker.on_session,  # download events, once per generation and profile
             self.network_hub.attach,  # network journal; rules if the holder has some

@@ -1,1 +1,1 @@
-"""The browser: which Chrome the broker is bound to, the janitor connection, targets, profiles."""
+"""The browser: which Chrome the broker is bound to, the janitor connection, targets."""

@@ -11,7 +11,6 @@ import threading
 from bp import discovery
 from bp.errors import BPError, disconnected, remediation
 from broker.browser.connection import BrowserConnection
-from broker.tabs.session import Workers
 from broker.browser.targets import Targets
 
 log = logging.getLogger("broker.browser")
@@ -20,18 +19,20 @@ HANDSHAKE_TIMEOUT_S = float(os.environ.get("BROWSER_PILOT_HANDSHAKE_TIMEOUT_MS",
 
 
 class Browser:
-    def __init__(self, ctx, home_dir, run_dir, on_target_gone=None, on_dispatch=None):
+    def __init__(self, ctx, home_dir, run_dir, on_target_gone=None, on_void=None, on_dispatch=None):
         self.ctx = ctx
         self.home_dir = home_dir
         self.run_dir = run_dir
+        # The tab workers are the broker's (broker/server.py), not this binding's: it reports a
+        # target gone, and every tab void at once (a new connection attempt, the broker's end).
         self.on_target_gone = on_target_gone or (lambda raw: None)
+        self.on_void = on_void or (lambda: None)
         self.on_dispatch = on_dispatch  # handed to each connection (records know nothing of the transport)
         # Features that follow tab sessions register here (broker/server.py start_services):
         # called with each newly attached TabSession, and with a session on each later use.
         self.session_hooks = []
         self.session_use_hooks = []
         self.targets = Targets()
-        self.workers = Workers()
         self.identities = {}  # browserContextId -> verified profile identity, this generation
         self.generation = 0
         self.connection = None  # the latest BrowserConnection (ready, connecting, lost, failed)
@@ -125,7 +126,7 @@ class Browser:
         # or refused attempt leaves it where the last real connection put it.
         generation = self.generation + 1
         # Every old tab worker, session, target and profile id is void: the old connection is gone.
-        self.workers.stop_all()
+        self.on_void()
         self.identities = {}
         self.targets = Targets()
         self.targets.on_destroyed.append(self._target_gone)
@@ -165,7 +166,6 @@ class Browser:
             self.targets.apply("Target.targetDestroyed", {"targetId": raw})  # void for Agents now
 
     def _target_gone(self, raw):
-        self.workers.stop(raw)
         conn = self.connection
         if conn is not None:
             conn.owned_popups.pop(raw, None)
@@ -192,7 +192,7 @@ class Browser:
                        context=context, remediation=remediation("connect_browser"))
 
     def close(self):
-        self.workers.stop_all()
+        self.on_void()
         conn, self.connection = self.connection, None
         if conn is not None:
             conn.close()

@@ -3,7 +3,7 @@
 from bp import protocol
 from bp.errors import BPError, invalid_argument
 from broker.observe import snapshot
-from broker.browser import profiles as profile_identity
+from broker.tabs import profiles as profile_identity
 from broker.tabs import routing
 from broker.registry import handler
 
@@ -65,7 +65,7 @@ def _attach(broker, request, raw):
     from broker.tabs.session import session_for
 
     try:
-        broker.browser.workers.run(raw, lambda worker: session_for(worker, broker.browser) and None,
+        broker.workers.run(raw, lambda worker: session_for(worker, broker.browser) and None,
                                    timeout_s=max(0.1, min(5.0, request.remaining() - 0.5)))
     except BPError:
         pass  # a crashed or slow tab: its journals start with its next command

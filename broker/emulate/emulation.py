@@ -48,8 +48,9 @@ class Emulations:
     """raw target id -> the settings Browser Pilot applied to that tab. Built by the broker
     (broker/server.py start_services); its on_session is a tab-session hook."""
 
-    def __init__(self, browser):
+    def __init__(self, browser, workers):
         self.browser = browser
+        self.workers = workers
         self.lock = threading.Lock()
         self.by_tab = {}
 
@@ -86,7 +87,7 @@ class Emulations:
     def clear(self, raws):
         """Clear the emulation of these tabs (release, disconnect, lease end): best effort, the
         session may already be gone."""
-        sessions = dict(self.browser.workers.sessions()) if raws else {}
+        sessions = dict(self.workers.sessions()) if raws else {}
         for raw in raws:
             with self.lock:
                 previous = self.by_tab.pop(raw, None)

@@ -239,7 +239,7 @@ class Hub(Bounds, Interception, Console):
 
     def resync(self, raw):
         """A tab changed hands (released, or another one taken instead): its interception follows."""
-        for candidate, session in self.broker.browser.workers.sessions():
+        for candidate, session in self.broker.workers.sessions():
             if candidate == raw:
                 try:
                     self.sync_tree(session)
@@ -255,7 +255,7 @@ class Hub(Bounds, Interception, Console):
             self.sync_tree(child)
 
     def sync_all(self):
-        for _, session in self.broker.browser.workers.sessions():
+        for _, session in self.broker.workers.sessions():
             self.sync_tree(session)
 
     # --- events (janitor-relay thread: bookkeeping and fire-and-forget sends only) ---------------

@@ -3,7 +3,7 @@
 Where they are enforced:
 - `bp open` to an origin outside them is refused before the tab is touched (check_open, from
   broker/server.py check_policy);
-- taking a user tab whose page is outside them is refused (check_tab, from broker/tabs/routing.py);
+- taking a user tab whose page is outside them is refused (broker/tabs/routing.py check_tab);
 - every document request (every request, with `subresources`) of a held tab is paused by Fetch
   and failed inside the browser when it would leave them (Bounds, part of the network Hub:
   broker/network/journal.py);
@@ -158,7 +158,7 @@ class Bounds:
     def _serves_held_tab(self, url):
         """Whether a service worker of `url` serves the origin of a tab an Agent holds."""
         origin = policy.origin_of(url)
-        for raw, session in self.broker.browser.workers.sessions():
+        for raw, session in self.broker.workers.sessions():
             if self._holder(session) is not None and \
                     policy.origin_of((self.broker.browser.targets.info(raw) or {}).get("url") or "") == origin:
                 return True
@@ -255,35 +255,6 @@ def check_open(rules, request):
                 if denied_by is not None:
                     return policy.implied_denied(request.op, capability, denied_by, reason="script_page")
     return None
-
-
-def check_tab(broker, raw, op="tab"):
-    """Before every command on a tab (broker/tabs/routing.py) and every probe of a wait: taking
-    or using a user tab whose page is outside the person's navigation bounds is refused
-    (capability_denied, `tab_outside_bounds`), and so is using any held tab whose main frame
-    committed a document outside them without a request (Bounds.committed: a back/forward-cache
-    restore) until another document commits."""
-    rules = broker.policy
-    if not rules.bounds:
-        return
-    session = broker.browser.workers.session(raw)
-    outside = session.outside_origin if session is not None else None
-    if outside is not None:
-        raise policy.navigation_denied(op, outside, reason="tab_outside_bounds")
-    holder, origin = broker.agents.owner(raw, broker.browser.popups())
-    if origin != "user_tab":
-        return
-    url = (broker.browser.targets.info(raw) or {}).get("url") or ""
-    if not rules.url_allowed(url):
-        if op != "tab" and session is not None:
-            # Held already, and it left the bounds before its session could see the commit
-            # (between `bp tab` and the session's attach): it does not stay there either.
-            log.info("a held tab was found outside the policy's bounds; sent away")
-            try:
-                session.send_nowait("Page.navigate", {"url": "about:blank"})
-            except BPError:
-                pass
-        raise policy.navigation_denied(op, url, reason="tab_outside_bounds")
 
 
 def check_shown(broker, op, url):

@@ -1,1 +1,2 @@
-"""Tabs: the per-tab CDP session and worker thread, and routing from a request to a tab."""
+"""Tabs: the per-tab CDP session and worker thread, routing from a request to a tab, and
+which Chrome profile a browser context is (profiles.py)."""

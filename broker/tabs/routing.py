@@ -5,12 +5,42 @@ Shared by the tab-level handlers. Raw CDP ids are looked up here and never retur
 
 import logging
 
+from bp import policy
 from bp.errors import BPError, invalid_argument, remediation
-from broker.policy.bounds import check_tab
 
 log = logging.getLogger("broker.routing")
 
 MAX_REPRESENTATIVE_TABS = 3
+
+
+def check_tab(broker, raw, op="tab"):
+    """Before every command on a tab and every probe of a wait: taking or using a user tab whose
+    page is outside the person's navigation bounds is refused (capability_denied,
+    `tab_outside_bounds`), and so is using any held tab whose main frame committed a document
+    outside them without a request (broker/policy/bounds.py Bounds.committed: a back/forward-cache
+    restore) until another document commits. Here, in routing, so that the tab layer needs
+    nothing from the policy features above it."""
+    rules = broker.policy
+    if not rules.bounds:
+        return
+    session = broker.workers.session(raw)
+    outside = session.outside_origin if session is not None else None
+    if outside is not None:
+        raise policy.navigation_denied(op, outside, reason="tab_outside_bounds")
+    holder, origin = broker.agents.owner(raw, broker.browser.popups())
+    if origin != "user_tab":
+        return
+    url = (broker.browser.targets.info(raw) or {}).get("url") or ""
+    if not rules.url_allowed(url):
+        if op != "tab" and session is not None:
+            # Held already, and it left the bounds before its session could see the commit
+            # (between `bp tab` and the session's attach): it does not stay there either.
+            log.info("a held tab was found outside the policy's bounds; sent away")
+            try:
+                session.send_nowait("Page.navigate", {"url": "about:blank"})
+            except BPError:
+                pass
+        raise policy.navigation_denied(op, url, reason="tab_outside_bounds")
 
 
 def agent_for(broker, request, *, require_browser=True):

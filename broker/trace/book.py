@@ -374,7 +374,7 @@ class Traces:
         note = None
         began = time.monotonic()
         try:
-            data = self.broker.browser.workers.run(raw, lambda worker: _thumbnail(worker), timeout_s=CAPTURE_TIMEOUT_S)
+            data = self.broker.workers.run(raw, lambda worker: _thumbnail(worker), timeout_s=CAPTURE_TIMEOUT_S)
             step["imageMs"] = round((time.monotonic() - began) * 1000, 1)  # the tab's time spent on it
             if isinstance(data, str):
                 note, data = data, None

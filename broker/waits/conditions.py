@@ -141,7 +141,7 @@ class PageProbe(Probe):
             return None
 
         try:
-            return broker.browser.workers.run(raw, run, timeout_s=budget)
+            return broker.workers.run(raw, run, timeout_s=budget)
         except BPError as exc:
             if exc.code in TRANSIENT:
                 return None
@@ -151,9 +151,9 @@ class PageProbe(Probe):
 def _ensure_session(broker, raw, request):
     """The tab's session (events are only seen on an attached tab): the existing one, else
     attached by the tab's worker."""
-    session = broker.browser.workers.session(raw)
+    session = broker.workers.session(raw)
     if session is None:
-        session = broker.browser.workers.run(raw, lambda worker: session_for(worker, broker.browser),
+        session = broker.workers.run(raw, lambda worker: session_for(worker, broker.browser),
                                              timeout_s=max(0.1, min(PROBE_S * 2, request.remaining())))
     return session
 
@@ -163,7 +163,7 @@ class DialogProbe(Probe):
         _ensure_session(self.broker, self.raw, self.request)
 
     def poll(self):
-        session = self.broker.browser.workers.session(self.raw)
+        session = self.broker.workers.session(self.raw)
         dialog = session.dialog if session is not None else None
         if dialog is None or not dialog.get("id"):
             return None
@@ -172,7 +172,7 @@ class DialogProbe(Probe):
         return dialogs.public(self.agent, self.raw, dialog)  # as `bp dialogs` lists it, message included
 
     def idle(self, seconds):
-        session = self.broker.browser.workers.session(self.raw)
+        session = self.broker.workers.session(self.raw)
         if session is None:
             time.sleep(seconds)
             return False
@@ -195,7 +195,7 @@ class DownloadProbe(Probe):
         self.found = None  # (event seq, params) of the begin being followed
 
     def _session(self):
-        current = self.broker.browser.workers.session(self.raw)
+        current = self.broker.workers.session(self.raw)
         if current is not None and current is not self.session:
             self.session, self.found = current, None  # a re-attached tab: its new session's events
         return self.session
@@ -345,7 +345,7 @@ class IdleProbe(Probe):
             return value.get("quietMs", 0)
 
         try:
-            return self.broker.browser.workers.run(self.raw, run, timeout_s=min(PROBE_S, max(0.1, self.request.remaining())))
+            return self.broker.workers.run(self.raw, run, timeout_s=min(PROBE_S, max(0.1, self.request.remaining())))
         except BPError as exc:
             if exc.code in TRANSIENT or exc.code == "target_crashed":
                 self.tracker = None
@@ -365,7 +365,7 @@ class IdleProbe(Probe):
             return None
         session = self.session
         try:
-            state = self.broker.browser.workers.run(self.raw, lambda worker: session.page_state(),
+            state = self.broker.workers.run(self.raw, lambda worker: session.page_state(),
                                                     timeout_s=min(PROBE_S, max(0.1, self.request.remaining())))
         except BPError as exc:
             if exc.code in TRANSIENT:
@@ -423,7 +423,7 @@ def _loop(broker, request, condition, interval, raw, generation, started, probe)
                           context={"field": "target", "reason": "target_closed", "condition": condition})
         now = time.monotonic()
         if now >= next_probe:
-            bounds.check_tab(broker, raw, request.op)  # every probe: the tab may have left the bounds
+            routing.check_tab(broker, raw, request.op)  # every probe: the tab may have left the bounds
             matched = probe.poll()
             if matched is not None:
                 return {"condition": condition, "matched": matched,

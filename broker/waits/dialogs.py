@@ -31,7 +31,7 @@ def _visible(broker, agent, raw):
 def pending(broker, agent):
     """[(raw, session, dialog)] of the dialogs open in tabs this Agent holds, oldest first."""
     out = []
-    for raw, session in broker.browser.workers.sessions():
+    for raw, session in broker.workers.sessions():
         dialog = session.dialog
         if dialog is not None and dialog.get("id") and _visible(broker, agent, raw):
             out.append((raw, session, dialog))

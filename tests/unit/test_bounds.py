@@ -25,9 +25,9 @@ from broker.tabs.session import FrameSessions, Workers, dialog_record
 def fake_broker(sessions=None, owner="agent-a"):
     agent = SimpleNamespace(key=owner, opaque_id=lambda raw: f"tab-{raw}")
     agents = SimpleNamespace(owner=lambda raw, popups: (owner, "managed"), get=lambda key: agent if key == owner else None)
-    browser = SimpleNamespace(workers=SimpleNamespace(sessions=lambda: list((sessions or {}).items())),
-                              popups=lambda: {}, targets=SimpleNamespace(info=lambda raw: {"url": "https://a.test/"}))
-    return SimpleNamespace(agents=agents, browser=browser, policy=Policy.none()), agent
+    workers = SimpleNamespace(sessions=lambda: list((sessions or {}).items()))
+    browser = SimpleNamespace(popups=lambda: {}, targets=SimpleNamespace(info=lambda raw: {"url": "https://a.test/"}))
+    return SimpleNamespace(agents=agents, browser=browser, workers=workers, policy=Policy.none()), agent
 
 
 class FakeSession(FrameSessions):

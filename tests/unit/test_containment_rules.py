@@ -11,6 +11,7 @@ from bp.errors import BPError
 from broker.network import interception
 from broker.network import journal as network
 from broker.policy import bounds
+from broker.tabs import routing
 from broker.tabs.session import FrameSessions, Session
 
 
@@ -66,8 +67,8 @@ def fake_hub(rules, key="agent-a", origin="managed", url="http://127.0.0.1:1/"):
     broker = SimpleNamespace(
         policy=rules,
         agents=SimpleNamespace(owner=lambda raw, popups: (key, origin), get=lambda k: agent if k == key else None),
-        browser=SimpleNamespace(popups=lambda: {}, targets=SimpleNamespace(info=lambda raw: {"url": url}),
-                                workers=SimpleNamespace(sessions=lambda: [], session=lambda raw: None)))
+        browser=SimpleNamespace(popups=lambda: {}, targets=SimpleNamespace(info=lambda raw: {"url": url})),
+        workers=SimpleNamespace(sessions=lambda: [], session=lambda raw: None))
     return network.Hub(broker), agent
 
 
@@ -113,9 +114,9 @@ def test_a_commit_outside_the_bounds_is_sent_away_and_the_tab_refused():
     hub.listener(tab, "Page.frameNavigated", {"frame": {"id": "raw-1", "url": "http://10.0.0.1/secret"},
                                               "type": "BackForwardCacheRestore"})
     assert tab.outside_origin == "http://10.0.0.1" and ("Page.navigate", {"url": "about:blank"}) in tab.sent
-    hub.broker.browser.workers.session = lambda raw: tab
+    hub.broker.workers.session = lambda raw: tab
     with pytest.raises(BPError) as caught:
-        bounds.check_tab(hub.broker, "raw-1", "read")
+        routing.check_tab(hub.broker, "raw-1", "read")
     assert caught.value.context["reason"] == "tab_outside_bounds"
     # The browser's own error page for a stopped navigation, a frame, an allowed page: nothing to do.
     tab.sent.clear()
@@ -123,7 +124,7 @@ def test_a_commit_outside_the_bounds_is_sent_away_and_the_tab_refused():
                                                         "unreachableUrl": "http://10.0.0.1/x"}})
     hub.listener(tab, "Page.frameNavigated", {"frame": {"id": "f2", "parentId": "raw-1", "url": "http://10.0.0.1/"}})
     assert tab.sent == [] and tab.outside_origin is None
-    bounds.check_tab(hub.broker, "raw-1", "read")
+    routing.check_tab(hub.broker, "raw-1", "read")
 
 
 def test_every_document_is_judged_but_only_the_tabs_own_counts_as_its_navigation():
@@ -179,7 +180,6 @@ def test_taking_another_agents_tab_says_busy_and_nothing_of_its_page():
     """`bp tab N` on a tab another Agent holds, which committed a page outside the bounds (a
     back/forward-cache restore): target_busy, never tab_outside_bounds with the page's origin."""
     from broker.agents import Agents
-    from broker.tabs import routing
 
     agents = Agents()
     a, b = agents.touch("agent-a"), agents.touch("agent-b")
@@ -187,8 +187,8 @@ def test_taking_another_agents_tab_says_busy_and_nothing_of_its_page():
     session = SimpleNamespace(outside_origin="http://secret.example")
     broker = SimpleNamespace(
         agents=agents, policy=make({"version": 1, "origins": {"allow": ["http://allowed.example"]}}),
-        browser=SimpleNamespace(popups=dict, workers=SimpleNamespace(session=lambda raw: session),
-                                targets=SimpleNamespace(info=lambda raw: {"url": "http://secret.example/"})))
+        browser=SimpleNamespace(popups=dict, targets=SimpleNamespace(info=lambda raw: {"url": "http://secret.example/"})),
+        workers=SimpleNamespace(session=lambda raw: session))
     with pytest.raises(BPError) as caught:
         routing.select(broker, b, "T1")
     assert caught.value.code == "target_busy"

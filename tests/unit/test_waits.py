@@ -81,8 +81,8 @@ class FakeSession:
 def fake_broker(sessions, owners):
     agents = SimpleNamespace(owner=lambda raw, popups: (owners.get(raw), "managed"))
     workers = SimpleNamespace(sessions=lambda: list(sessions.items()))
-    browser = SimpleNamespace(workers=workers, popups=lambda: {})
-    return SimpleNamespace(agents=agents, browser=browser)
+    browser = SimpleNamespace(popups=lambda: {})
+    return SimpleNamespace(agents=agents, browser=browser, workers=workers)
 
 
 def fake_agent(key):
