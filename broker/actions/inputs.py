@@ -342,7 +342,7 @@ def type_text(broker, agent, raw, session, args, deadline):
     re-checks that the page is the one the first step saw; after the first mutation a change
     ends as unknown_outcome and no remaining step reaches the changed page."""
     text, clear, submit = args["text"], args.get("clear", False), args.get("submit", False)
-    from broker.forms import slider as sliders  # a slider takes a number as its value (issue 26)
+    from broker.actions import slider as sliders  # a slider takes a number as its value (issue 26)
 
     slider = sliders.slider_of(broker, agent, raw, session, args["ref"])
     if slider:

@@ -76,7 +76,7 @@ def _entry(step, reply, command_id):
 
 def _close(tab):
     """The closing observation: the open dialog that blocks the tab, or a fresh snapshot."""
-    from broker.waits import dialogs
+    from broker.tabs import dialogs
     from broker.observe import snapshot
 
     if tab.session.dialog_open():

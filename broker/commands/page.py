@@ -1,7 +1,8 @@
 """Page family: read, search, find, locate, frame, eval (cli/commands/page.py)."""
 
 from bp import protocol
-from broker.page import content as page, frames
+from broker.observe import frames
+from broker.page import content as page
 from broker.registry import handler
 
 

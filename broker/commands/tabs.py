@@ -154,7 +154,7 @@ def _observe_opened(tab, session, result, record):
         # A beforeunload of the old page, or an alert of the new one (while it loaded or while it
         # was observed), blocks the tab: say so now instead of waiting for a page the dialog
         # holds. 'bp dialog' answers it.
-        from broker.waits import dialogs
+        from broker.tabs import dialogs
 
         return {"evidence": {"action": "navigate", "status": "unavailable", "reason": "dialog_opened",
                              "effects": ["dialog_opened"]}, "dialog": dialogs.brief(session)}

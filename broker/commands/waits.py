@@ -1,12 +1,14 @@
 """Waits and dialogs: wait, dialogs, dialog (cli/commands/wait.py, cli/commands/dialogs.py).
 
-Logic lives in broker/waits/conditions.py and broker/waits/dialogs.py. Neither listing nor answering a dialog
-queues behind the tab's worker (a command blocked by the dialog must not block its answer)."""
+Logic lives in broker/waits/conditions.py, broker/tabs/dialogs.py (what is pending) and
+broker/waits/dialog_answer.py. Neither listing nor answering a dialog queues behind the tab's
+worker (a command blocked by the dialog must not block its answer)."""
 
 import time
 
 from bp import protocol
-from broker.waits import dialogs
+from broker.tabs import dialogs
+from broker.waits import dialog_answer
 from broker.tabs import routing
 from broker.waits import conditions as waits
 from broker.registry import handler
@@ -27,6 +29,6 @@ def list_dialogs(broker, request):
 def answer_dialog(broker, request):
     agent = routing.agent_for(broker, request)
     args = request.args
-    return dialogs.answer(broker, agent, args["dialogId"], args["action"] == "accept", args.get("promptText"),
-                          timeout_s=max(0.5, min(dialogs.ANSWER_TIMEOUT_S, request.remaining())),
+    return dialog_answer.answer(broker, agent, args["dialogId"], args["action"] == "accept", args.get("promptText"),
+                          timeout_s=max(0.5, min(dialog_answer.ANSWER_TIMEOUT_S, request.remaining())),
                           deadline=time.monotonic() + request.remaining())

@@ -14,7 +14,7 @@ from bp.errors import BPError
 from broker.actions import inputs
 from broker.records import store
 from broker.observe import snapshot, worlds
-from broker.forms import slider
+from broker.actions import slider
 from broker.forms.scroll import by_selector, in_world
 
 OPTIONS_WAIT_S = 3.0  # how long an opened widget may take to render its options

@@ -26,7 +26,8 @@ from bp.errors import BPError
 from broker.observe import ax
 from broker.observe.worlds import (WORLD_NAME, call_in_world, context_gone, helper, node_paths, send_in_world,
                                    once_more_if_replaced, script, world_key)
-from broker.page import frames
+from broker.observe import frames
+from broker.tabs import dialogs
 
 MAX_LIMIT = 10_000
 MAX_BYTES = 2 * 1024 * 1024
@@ -422,9 +423,7 @@ def observe(broker, agent, raw, session, limit, timeout_s=15.0, diff=False, grep
     if acc["omitted"]:
         hints.append({"code": "frames_omitted", "source": "observation", "confidence": "strong",
                       "recommendedAction": "inspect_visually", "count": acc["omitted"]})
-    from broker.waits import dialogs  # dialogs of the Agent's other tabs left pending too long: first
-
-    hints = dialogs.hints(broker, agent) + hints
+    hints = dialogs.hints(broker, agent) + hints  # dialogs of the Agent's other tabs left pending too long: first
     info = broker.browser.targets.info(raw) or {}
     profile = broker.browser.targets.profile(info.get("browserContextId"))
     out = {"title": result["title"], "url": result["url"], "page": result["page"], "elements": [],

@@ -1,7 +1,7 @@
 """Smaller page representations (read, search, find, locate) and eval.
 
 read/search/find/locate run scripts/page.js in Browser Pilot's isolated world of the Agent's
-selected frame (broker/page/frames.py): page scripts cannot see the script or change what it
+selected frame (broker/observe/frames.py): page scripts cannot see the script or change what it
 reports. eval is the one escape hatch into the page's own (main) world.
 """
 
@@ -12,7 +12,7 @@ from bp.errors import BPError, invalid_argument
 from broker.browser.connection import CDPError
 from broker.records import store
 from broker.observe import snapshot, worlds
-from broker.page import frames
+from broker.observe import frames
 from broker.tabs.session import FrameSession
 
 MAX_EVAL_BYTES = 64 * 1024

@@ -29,7 +29,7 @@
   readValue(el, args) { return {matches: el.value === args.text, afterLength: el.value.length}; },
 
   // A slider (a native range input, visually hidden or not, or role=slider): read, focus, its
-  // box, or (native) set with the input/change events a drag fires (broker/forms/slider.py).
+  // box, or (native) set with the input/change events a drag fires (broker/actions/slider.py).
   slider(el, a) {
     const native = el.localName === "input" && (el.type || "").toLowerCase() === "range";
     const role = (el.getAttribute("role") || "").trim().split(/\s+/)[0].toLowerCase();

@@ -41,8 +41,9 @@ PROBE_S = 2.0  # how long a renderer gets to answer a trivial call before it cou
 
 
 def dialog_record(params):
-    """A pending JavaScript dialog as Browser Pilot keeps it (broker/waits/dialogs.py lists and answers
-    it): an opaque id, bounded page text, when it opened. Never answered automatically."""
+    """A pending JavaScript dialog as Browser Pilot keeps it (broker/tabs/dialogs.py lists it,
+    broker/waits/dialog_answer.py answers it): an opaque id, bounded page text, when it opened.
+    Never answered automatically."""
     kind = params.get("type")
     record = {"id": "dialog-" + os.urandom(6).hex(), "type": kind,
               "message": str(params.get("message") or "")[:MAX_DIALOG_TEXT],

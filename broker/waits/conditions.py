@@ -167,7 +167,7 @@ class DialogProbe(Probe):
         dialog = session.dialog if session is not None else None
         if dialog is None or not dialog.get("id"):
             return None
-        from broker.waits import dialogs
+        from broker.tabs import dialogs
 
         return dialogs.public(self.agent, self.raw, dialog)  # as `bp dialogs` lists it, message included
 

@@ -1,6 +1,6 @@
 """bp dialogs / bp dialog: pending JavaScript dialogs of this Agent's tabs, answered explicitly.
 
-Broker side: broker/commands/waits.py and broker/waits/dialogs.py (same operation names, from bp.protocol).
+Broker side: broker/commands/waits.py, broker/tabs/dialogs.py and broker/waits/dialog_answer.py (same operation names, from bp.protocol).
 """
 
 import click

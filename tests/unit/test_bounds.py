@@ -11,7 +11,7 @@ import pytest
 from bp.errors import BPError
 from bp.policy import Policy
 from broker.files import artifacts
-from broker.waits import dialogs
+from broker.tabs import dialogs
 from broker.files import downloads
 from broker.network import journal as network
 from broker.network import console as console_journal

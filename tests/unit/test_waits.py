@@ -7,7 +7,8 @@ import pytest
 from marshmallow import ValidationError
 
 from bp import protocol, schemas
-from broker.waits import dialogs
+from broker.tabs import dialogs
+from broker.waits import dialog_answer
 from broker.waits import conditions as waits
 from broker.tabs.session import dialog_record
 
@@ -97,12 +98,12 @@ def test_dialogs_are_scoped_to_the_agent_that_holds_the_tab():
     assert [(r["dialogId"], r["tabId"], r["type"], r["message"]) for r in rows] == \
         [(mine.dialog["id"], "tab-raw-1", "confirm", "Sure?")]
     with pytest.raises(Exception) as caught:
-        dialogs.answer(broker, fake_agent("agent-a"), theirs.dialog["id"], True)
+        dialog_answer.answer(broker, fake_agent("agent-a"), theirs.dialog["id"], True)
     assert caught.value.code == "invalid_argument"
     assert caught.value.context == {"field": "dialogId", "dialogId": theirs.dialog["id"]}
     assert theirs.calls == []
     dialog_id = mine.dialog["id"]
-    assert dialogs.answer(broker, fake_agent("agent-a"), dialog_id, False) == {"dialogId": dialog_id,
+    assert dialog_answer.answer(broker, fake_agent("agent-a"), dialog_id, False) == {"dialogId": dialog_id,
                                                                                  "action": "dismiss"}
     assert mine.calls == [("Page.handleJavaScriptDialog", {"accept": False})]
     assert dialogs.listing(broker, fake_agent("agent-a")) == []
