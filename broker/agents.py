@@ -6,6 +6,7 @@ each gets its own opaque ids for the same physical tab, and raw CDP ids never le
 """
 
 import collections
+import dataclasses
 import os
 import threading
 import time
@@ -25,6 +26,30 @@ def _too_many(what, limit):
                    context={"limit": what, "max": limit})
 
 
+@dataclasses.dataclass(eq=False)
+class AgentTab:
+    """What one Agent holds of one tab (by raw target id), in one object: its opaque id, whether
+    it was created for the Agent or is a user tab it controls, and what the Agent last saw there."""
+
+    opaque: str | None = None  # "tab-…", this generation's
+    managed: int | None = None  # the generation it was created in for this Agent
+    controlled: bool = False  # a user tab this Agent controls
+    observation: object = None  # the latest Observation (refs), memory only
+    ref_table: object = None  # the RefTable of its current document (broker/observe/snapshot.py)
+    streak: int = 0  # consecutive actions without progress (the watchdog, broker/actions/pipeline.py)
+    frame: dict | None = None  # the selected frame {"frameId", "loader"} (broker/observe/frames.py)
+
+    def forget_page(self):
+        """What the Agent saw of the tab's page: void once it lets the tab go (its refs fail)."""
+        self.observation = self.ref_table = self.frame = None
+        self.streak = 0
+
+    @property
+    def empty(self):
+        return (self.opaque is None and self.managed is None and not self.controlled and self.observation is None
+                and self.ref_table is None and self.frame is None and not self.streak)
+
+
 class Agent:
     def __init__(self, key, now, generation):
         self.key = key
@@ -35,16 +60,38 @@ class Agent:
         self._reset()
 
     def _reset(self):
-        self.managed_targets = {}  # raw target id -> generation: tabs created for this Agent
-        self.opaque = {}  # raw target id -> opaque id ("tab-…"), per generation
-        self.raw_by_opaque = {}
+        self.tabs = {}  # raw target id -> AgentTab
+        self.raw_by_opaque = {}  # opaque id -> raw target id
         self.selected = None  # raw target id
         self.selected_profile = None  # browserContextId
-        self.controlled = set()  # raw ids of user tabs this Agent controls
-        self.observations = {}  # raw target id -> latest Observation (refs), memory only
-        self.ref_tables = {}  # raw target id -> RefTable of its current document (broker/observe/snapshot.py)
-        self.streaks = {}  # raw target id -> consecutive actions without progress (watchdog)
-        self.frames = {}  # raw target id -> selected frame {"frameId", "loader"} (broker/page/content.py)
+
+    def tab(self, raw):
+        """The AgentTab of raw, made when the Agent first holds or sees it."""
+        held = self.tabs.get(raw)
+        if held is None:
+            held = self.tabs[raw] = AgentTab()
+        return held
+
+    def known(self, raw):
+        """The AgentTab of raw, or None (never made by a read)."""
+        return self.tabs.get(raw)
+
+    def observation(self, raw):
+        held = self.tabs.get(raw)
+        return held.observation if held is not None else None
+
+    def opaque_of(self, raw):
+        """raw's opaque id if this Agent was given one, else None (never made by a read)."""
+        held = self.tabs.get(raw)
+        return held.opaque if held is not None else None
+
+    def controls(self, raw):
+        held = self.tabs.get(raw)
+        return held is not None and held.controlled
+
+    def managed_tabs(self):
+        """[(raw, generation)] of the tabs created for this Agent."""
+        return [(raw, held.managed) for raw, held in self.tabs.items() if held.managed is not None]
 
     def renew(self, now):
         self.lease_expires_at = now + LEASE_TTL_S
@@ -59,38 +106,37 @@ class Agent:
             self._reset()
 
     def opaque_id(self, raw):
-        opaque = self.opaque.get(raw)
+        opaque = self.opaque_of(raw)
         if opaque is None:
-            if len(self.opaque) >= MAX_TARGETS_PER_AGENT:
+            if len(self.raw_by_opaque) >= MAX_TARGETS_PER_AGENT:
                 self._forget_oldest_unused()
             opaque = "tab-" + os.urandom(6).hex()
-            self.opaque[raw] = opaque
+            self.tab(raw).opaque = opaque
             self.raw_by_opaque[opaque] = raw
         return opaque
 
     def _forget_oldest_unused(self):
-        for raw in list(self.opaque):
-            if raw != self.selected and raw not in self.managed_targets and raw not in self.controlled:
-                self.raw_by_opaque.pop(self.opaque.pop(raw), None)
+        for opaque, raw in list(self.raw_by_opaque.items()):
+            held = self.tabs.get(raw)
+            if raw != self.selected and (held is None or (held.managed is None and not held.controlled)):
+                del self.raw_by_opaque[opaque]
+                if held is not None:
+                    held.opaque = None
+                    if held.empty:
+                        del self.tabs[raw]
                 return
         raise _too_many("targets per agent", MAX_TARGETS_PER_AGENT)
 
     def forget_target(self, raw):
-        opaque = self.opaque.pop(raw, None)
-        if opaque:
-            self.raw_by_opaque.pop(opaque, None)
-        self.managed_targets.pop(raw, None)
-        self.controlled.discard(raw)
-        self.observations.pop(raw, None)
-        self.ref_tables.pop(raw, None)
-        self.frames.pop(raw, None)
-        self.streaks.pop(raw, None)
+        held = self.tabs.pop(raw, None)
+        if held is not None and held.opaque:
+            self.raw_by_opaque.pop(held.opaque, None)
         if self.selected == raw:
             self.selected = None
 
     def summary(self):
         return {"state": "active", "expiresAt": int(self.lease_expires_at * 1000),
-                "managedTabs": sum(1 for g in self.managed_targets.values() if g == self.generation)}
+                "managedTabs": sum(1 for _, g in self.managed_tabs() if g == self.generation)}
 
 
 class Agents:
@@ -159,7 +205,7 @@ class Agents:
 
     def add_managed(self, agent, raw):
         with self.lock:
-            agent.managed_targets[raw] = agent.generation
+            agent.tab(raw).managed = agent.generation
             self.managed[raw] = agent.key
 
     def owner(self, raw, popups):
@@ -198,18 +244,17 @@ class Agents:
                 self.control.pop(raw, None)
             if origin == "user_tab":
                 self.control[raw] = agent.key
-                agent.controlled.add(raw)
+                agent.tab(raw).controlled = True
             return origin
 
     def release(self, agent, raw):
         with self.lock:
             if self.control.get(raw) == agent.key:
                 del self.control[raw]
-            agent.controlled.discard(raw)
-            agent.observations.pop(raw, None)  # released control invalidates its refs
-            agent.ref_tables.pop(raw, None)
-            agent.frames.pop(raw, None)
-            agent.streaks.pop(raw, None)
+            held = agent.known(raw)
+            if held is not None:
+                held.controlled = False
+                held.forget_page()  # released control invalidates its refs
 
     def store_observation(self, agent, raw, obs):
         """Make obs the Agent's latest observation of raw (superseding the previous one) within
@@ -217,7 +262,7 @@ class Agents:
         beyond MAX_OBSERVATIONS. An evicted observation stays as a light tombstone, so its refs
         fail with stale_ref reason `expired` rather than looking like no snapshot at all."""
         with self.lock:
-            agent.observations[raw] = obs
+            agent.tab(raw).observation = obs
             stored = self._observations
             stored.pop((agent.key, raw), None)
             stored[(agent.key, raw)] = (agent, obs)
@@ -229,7 +274,7 @@ class Agents:
             if len(stored) <= self._max_observations:
                 return
             for slot, (holder, held) in list(stored.items()):  # superseded or dropped: not counted
-                if holder.observations.get(slot[1]) is not held or self._agents.get(holder.key) is not holder:
+                if holder.observation(slot[1]) is not held or self._agents.get(holder.key) is not holder:
                     del stored[slot]
             while len(stored) > self._max_observations:
                 stored.popitem(last=False)[1][1].evict()

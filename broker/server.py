@@ -347,7 +347,7 @@ class Broker:
         (returns that reply) without running anything again."""
         book = self.commands.for_key(request.client)
         agent = self.agents.get(request.client)
-        target = agent.opaque.get(agent.selected) if agent is not None and agent.selected else None
+        target = agent.opaque_of(agent.selected) if agent is not None and agent.selected else None
         digest = None
         if request.request_id:
             digest = store.digest(request.client, request.request_id, request.op, request.args, target)

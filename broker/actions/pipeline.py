@@ -158,11 +158,12 @@ def _watchdog(agent, raw, evidence, result):
     """Three consecutive actions on the same tab that mismatched or changed nothing observable
     add one `repeated_action` hint (once per streak). Progress or a navigation resets it."""
     reason = _no_progress(evidence)
+    held = agent.tab(raw)
     if reason is None or "navigation" in (evidence.get("effects") or ()):
-        agent.streaks.pop(raw, None)
+        held.streak = 0
         return
-    streak = agent.streaks.get(raw, 0) + 1
-    agent.streaks[raw] = streak
+    held.streak += 1
+    streak = held.streak
     if streak == STREAK:
         result.setdefault("hints", []).append({
             "code": "repeated_action", "source": "watchdog", "confidence": "strong",

@@ -102,7 +102,7 @@ class Emulations:
         """Everything this Agent emulated: its managed tabs and their popups (before its holdings go)."""
         if agent is None:
             return
-        popups, mine = self.browser.popups(), set(agent.managed_targets)
+        popups, mine = self.browser.popups(), {raw for raw, _ in agent.managed_tabs()}
         raws = []
         with self.lock:
             for raw in self.by_tab:

@@ -141,7 +141,7 @@ def _viewport(session):
 
 def _annotation_boxes(broker, agent, raw, session, refs, width, height, deadline):
     """[{ref, x, y, width, height}] clipped to the viewport, for the refs that can be placed."""
-    obs = agent.observations.get(raw)
+    obs = agent.observation(raw)
     if obs is None:
         raise snapshot.stale("no_observation", "There is no snapshot of this tab for this Agent; run 'bp snapshot'.")
     explicit = refs is not None

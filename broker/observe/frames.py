@@ -1,8 +1,8 @@
 """The frames of a tab: the tree, an Agent's selected frame, each frame's worlds and geometry.
 
 `bp frame` lists the tab's frames from Page.getFrameTree depth-first (index 0 = the top
-document); raw CDP frame ids stay here. The selection is per Agent, per tab: Agent.frames maps
-the raw target id to the selected frame's raw id and the main-frame loader it was chosen under.
+document); raw CDP frame ids stay here. The selection is per Agent, per tab: the Agent's tab
+(broker/agents.py AgentTab.frame) keeps the selected frame's raw id and the main-frame loader it was chosen under.
 A new main document (a navigation of the tab) resets it to the top; a selected frame that has
 gone away fails once with stale_ref (reason frame_detached) and resets to the top.
 Page.getFrameTree lists only the frames rendered by one process, so the out-of-process
@@ -153,17 +153,18 @@ def list_frames(session, ordered=True):
 
 def selected_frame(agent, raw, session):
     """The Agent's selected frame of this tab, or None for the top document."""
-    selection = agent.frames.get(raw)
-    if selection is None:
+    held = agent.known(raw)
+    if held is None or held.frame is None:
         return None
+    selection = held.frame
     if selection["loader"] != session.loader:
-        agent.frames.pop(raw, None)  # the tab has a new main document: back to the top
+        held.frame = None  # the tab has a new main document: back to the top
         return None
     frames, _ = list_frames(session, ordered=False)
     for frame in frames:
         if frame.frame_id == selection["frameId"]:
             return frame
-    agent.frames.pop(raw, None)
+    held.frame = None
     raise BPError("stale_ref", "The selected frame is gone; the selection is back at the top document.",
                   context={"field": "frame", "reason": "frame_detached"}, hint=FRAME_HINT)
 
@@ -184,10 +185,7 @@ def select_frame(agent, raw, session, index):
         raise invalid_argument("target", f"Frame index {index} is out of range (0-{len(frames) - 1}); run 'bp frame'.",
                                index=index, count=len(frames))
     frame = frames[index]
-    if frame.top:
-        agent.frames.pop(raw, None)
-    else:
-        agent.frames[raw] = {"frameId": frame.frame_id, "loader": session.loader}
+    agent.tab(raw).frame = None if frame.top else {"frameId": frame.frame_id, "loader": session.loader}
     return {"frame": index, "url": frame.url}
 
 

@@ -338,9 +338,10 @@ def _size(value):
 
 def ref_table(broker, agent, raw, session, loader, context_id):
     """The Agent's ref table for the tab's current document: a new document gets a new one."""
-    table = agent.ref_tables.get(raw)
+    held = agent.tab(raw)
+    table = held.ref_table
     if table is None or not table.of(broker.browser.generation, session, loader, context_id):
-        table = agent.ref_tables[raw] = RefTable(broker.browser.generation, session, loader, context_id)
+        table = held.ref_table = RefTable(broker.browser.generation, session, loader, context_id)
     return table
 
 
@@ -381,7 +382,7 @@ def observe(broker, agent, raw, session, limit, timeout_s=15.0, diff=False, grep
     if grep is not None and not grep.strip():
         raise BPError("invalid_argument", "--grep needs a text to look for.", context={"field": "grep"})
     searching = grep is not None or role is not None
-    last = agent.observations.get(raw)
+    last = agent.observation(raw)
     last_full = (last.full or last) if last is not None else None
     prev = last_full if diff else None
     frame = frames.selected_frame(agent, raw, session)  # 'bp frame N': only that frame is observed
@@ -576,8 +577,9 @@ def check_ref(broker, agent, raw, session, ref):
     """(RefTable, World, ref): where the Agent's ref table of this tab's document holds the ref,
     or stale_ref. Any number the table gave out counts, whether or not the latest observation
     listed it; the node itself is checked in its world (_in_world)."""
-    obs = agent.observations.get(raw)
-    table = agent.ref_tables.get(raw) or (obs.table if obs is not None else None)
+    held = agent.known(raw)
+    obs = held.observation if held is not None else None
+    table = (held.ref_table if held is not None else None) or (obs.table if obs is not None else None)
     if table is None:
         raise stale("no_observation", "There is no snapshot of this tab for this Agent; run 'bp snapshot'.")
     if table.generation != broker.browser.generation:
@@ -592,7 +594,7 @@ def check_ref(broker, agent, raw, session, ref):
         raise stale("session_replaced")
     if session.loader != table.loader:
         raise stale("navigation")
-    if obs is not None and obs.table is table and (agent.frames.get(raw) or {}).get("frameId") != obs.frame:
+    if obs is not None and obs.table is table and ((held.frame if held is not None else None) or {}).get("frameId") != obs.frame:
         raise stale("frame_changed", "The selected frame changed since the snapshot ('bp frame'); run 'bp snapshot'.")
     world = table.locate(ref)
     for w in _chain(world):

@@ -120,7 +120,7 @@ def select(broker, agent, raw):
     check_tab(broker, raw)
     origin = broker.agents.acquire(agent, raw, broker.browser.popups())
     previous = agent.selected
-    if previous is not None and previous != raw and previous in agent.controlled:
+    if previous is not None and previous != raw and agent.controls(previous):
         broker.agents.release(agent, previous)
         broker.network_hub.resync(previous)  # nobody holds it now: nothing of ours stays on it
     agent.selected = raw
@@ -148,7 +148,7 @@ def selected_tab(broker, agent, request, *, create=True):
             broker.agents.release(agent, agent.selected)
             agent.forget_target(agent.selected)
     agent.selected = None
-    for raw, generation in agent.managed_targets.items():
+    for raw, generation in agent.managed_tabs():
         info = targets.info(raw)
         if generation == agent.generation and info is not None and eligible(info):
             agent.selected = raw
@@ -287,7 +287,7 @@ def agent_managed_tabs(broker, agent):
     from broker.agents import MAX_POPUP_DEPTH
 
     targets = broker.browser.targets
-    roots = {raw for raw, g in agent.managed_targets.items() if g == agent.generation}
+    roots = {raw for raw, g in agent.managed_tabs() if g == agent.generation}
     popups = broker.browser.popups()
     out = []
     for raw, _ in targets.pages():

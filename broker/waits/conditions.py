@@ -249,7 +249,7 @@ class PopupProbe(Probe):
             return {t: dict(i) for t, i in targets.infos.items() if i.get("openerId") == self.raw}
 
     def start(self):
-        self.seen = {raw for raw in self._popups() if raw in self.agent.opaque}
+        self.seen = {raw for raw in self._popups() if self.agent.opaque_of(raw) is not None}
         self.first_seen = {}  # popup -> when it was first seen not yet committed or untitled
 
     def _committed(self, raw, info, row=None):

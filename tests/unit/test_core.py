@@ -248,9 +248,9 @@ def test_targets_per_agent_ceiling_forgets_unused_ids_then_refuses(monkeypatch):
     agent = module.Agent("agent-x", 0.0, 1)
     ids = [agent.opaque_id(f"raw-{i}") for i in range(3)]
     agent.opaque_id("raw-3")  # over the ceiling: the oldest unused mapping is forgotten
-    assert "raw-0" not in agent.opaque and agent.raw_by_opaque.get(ids[0]) is None
+    assert agent.opaque_of("raw-0") is None and agent.raw_by_opaque.get(ids[0]) is None
     for raw in ("raw-1", "raw-2", "raw-3"):
-        agent.controlled.add(raw)  # every mapping in use: nothing can be forgotten
+        agent.tab(raw).controlled = True  # every mapping in use: nothing can be forgotten
     with pytest.raises(BPError) as info:
         agent.opaque_id("raw-4")
     assert info.value.code == "result_too_large"

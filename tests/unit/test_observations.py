@@ -48,8 +48,8 @@ def test_the_store_keeps_2048_observations_across_agents_and_the_oldest_expire()
     stored(agents, b, "tab-2048")  # one past the limit
     assert first.evicted and first.listed == []
     assert reason(a, "tab-0") == "expired"
-    assert not a.observations["tab-2"].evicted
-    assert snapshot.check_ref(broker_stub(), b, "tab-2048", SESSION, 3)[0] is b.observations["tab-2048"].table
+    assert not a.observation("tab-2").evicted
+    assert snapshot.check_ref(broker_stub(), b, "tab-2048", SESSION, 3)[0] is b.observation("tab-2048").table
 
 
 def test_superseded_or_dropped_observations_do_not_count_toward_the_bound():

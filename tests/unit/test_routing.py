@@ -122,7 +122,7 @@ def test_a_new_connection_generation_voids_every_mapping_of_an_agent(world):
     opaque = agent.opaque_id("raw-1")
     world.browser.generation = 2
     agent = world.agent("agent-one")
-    assert agent.selected is None and agent.controlled == set() and opaque not in agent.raw_by_opaque
+    assert agent.selected is None and agent.tabs == {} and opaque not in agent.raw_by_opaque
     with pytest.raises(BPError) as caught:
         routing.find_tab(world, agent, opaque)
     assert caught.value.code == "target_not_owned"
@@ -170,9 +170,9 @@ def test_a_new_managed_tab_is_registered_with_the_context_read_back_and_refused_
     with pytest.raises(BPError) as caught:
         routing.create_managed(world, agent, request, "about:blank", None)  # routed to ctx-1
     assert caught.value.code == "profile_context_unavailable"
-    assert world.connection.closed == ["raw-new"] and "raw-new" not in agent.managed_targets
+    assert world.connection.closed == ["raw-new"] and "raw-new" not in dict(agent.managed_tabs())
     assert agent.selected is None
     world.connection.landed = "ctx-1"
     assert routing.create_managed(world, agent, request, "about:blank", None) == "raw-new"
     assert world.targets.info("raw-new")["browserContextId"] == "ctx-1"
-    assert agent.managed_targets["raw-new"] == agent.generation
+    assert dict(agent.managed_tabs())["raw-new"] == agent.generation
