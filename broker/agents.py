@@ -11,10 +11,9 @@ import os
 import threading
 import time
 
+from bp import settings
 from bp.errors import BPError
 
-# A private setting for tests (not a public flag): the lease length in milliseconds.
-LEASE_TTL_S = float(os.environ.get("BROWSER_PILOT_LEASE_TTL_MS", "300000")) / 1000.0
 MAX_AGENTS = 256
 MAX_TARGETS_PER_AGENT = 1024
 MAX_POPUP_DEPTH = 32
@@ -54,7 +53,7 @@ class Agent:
     def __init__(self, key, now, generation):
         self.key = key
         self.created_at = now
-        self.lease_expires_at = now + LEASE_TTL_S
+        self.lease_expires_at = now + settings.current().lease_ttl_s
         self.generation = generation
         self.connect_lock = threading.Lock()  # one `bp connect` at a time creates the first tab
         self._reset()
@@ -94,7 +93,7 @@ class Agent:
         return [(raw, held.managed) for raw, held in self.tabs.items() if held.managed is not None]
 
     def renew(self, now):
-        self.lease_expires_at = now + LEASE_TTL_S
+        self.lease_expires_at = now + settings.current().lease_ttl_s
 
     def lease_active(self, now):
         return now < self.lease_expires_at

@@ -20,7 +20,7 @@ import zmq
 from marshmallow import ValidationError
 
 import bp
-from bp import fastjson, identity, locator, ops, paths, policy, protocol, schemas, text
+from bp import fastjson, identity, locator, ops, paths, policy, protocol, schemas, settings, text
 from bp.errors import BPError, failure, invalid_argument
 from broker import handlers  # noqa: F401  (registers the handlers)
 from broker.policy import audit, bounds
@@ -527,6 +527,7 @@ def _load(schema, data, prefix=""):
 
 def main():
     os.umask(0o077)
+    settings.load()  # the private settings for tests, once (bp/settings.py)
     home_dir, run_dir = paths.ensure_home()
     from bp.logs import setup_broker_logging
 

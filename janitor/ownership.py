@@ -2,10 +2,7 @@
 chain is owned. Memory only; never written to disk. User tabs never enter this table, so the
 EOF cleanup can never close one."""
 
-import os
-
-# A private setting for tests (not a public flag), to reach the cap with a few tabs.
-MAX_OWNED = int(os.environ.get("BROWSER_PILOT_JANITOR_MAX_OWNED", "4096"))
+from bp import settings
 
 
 class Ownership:
@@ -19,7 +16,7 @@ class Ownership:
         return target_id in self._opener
 
     def add_created(self, target_id):
-        if len(self._opener) >= MAX_OWNED:
+        if len(self._opener) >= settings.current().janitor_max_owned:
             return False
         self._opener[target_id] = None
         return True
@@ -28,7 +25,7 @@ class Ownership:
         """Own a new target only when its opener is owned (so the whole chain is)."""
         if not opener_id or opener_id not in self._opener or target_id in self._opener:
             return False
-        if len(self._opener) >= MAX_OWNED:
+        if len(self._opener) >= settings.current().janitor_max_owned:
             return False
         self._opener[target_id] = opener_id
         return True

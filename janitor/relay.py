@@ -21,7 +21,7 @@ import time
 import websocket
 import zmq
 
-from bp import janitor_pipe as jp
+from bp import janitor_pipe as jp, settings
 from janitor import unix_cdp
 from janitor.ownership import Ownership
 
@@ -382,6 +382,7 @@ def main(argv):
     parser.add_argument("--pipe", required=True)
     parser.add_argument("--handshake-timeout", type=float, default=8.0)
     args = parser.parse_args(argv)
+    settings.load()
     # A signal to the broker's process group (logout, closing terminal, service manager) must
     # not end us before the cleanup: the broker's death reaches us as stdin's EOF either way.
     for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):

@@ -11,4 +11,4 @@ if ! command -v npm >/dev/null; then
   $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq npm >/dev/null
 fi
 scripts/ensure-realapps.sh
-exec .venv/bin/python -m pytest -n 2 -q -p no:cacheprovider --durations=20 tests "$@"
+exec .venv/bin/python -m pytest -n 2 --dist worksteal -q -p no:cacheprovider --durations=20 tests "$@"

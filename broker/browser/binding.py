@@ -5,17 +5,15 @@ failed or dropped connection is never retried on a timer.
 """
 
 import logging
-import os
 import threading
 
-from bp import discovery
+from bp import discovery, settings
 from bp.errors import BPError, disconnected, remediation
 from broker.browser.connection import BrowserConnection
 from broker.browser.targets import Targets
 
 log = logging.getLogger("broker.browser")
 
-HANDSHAKE_TIMEOUT_S = float(os.environ.get("BROWSER_PILOT_HANDSHAKE_TIMEOUT_MS", "8000")) / 1000.0
 
 
 class Browser:
@@ -131,7 +129,7 @@ class Browser:
         self.targets = Targets()
         self.targets.on_destroyed.append(self._target_gone)
         conn = BrowserConnection(self.ctx, self.run_dir, candidate, discovery.endpoint_url(endpoint),
-                                 generation, HANDSHAKE_TIMEOUT_S, on_event=self.targets.on_event,
+                                 generation, settings.current().handshake_timeout_s, on_event=self.targets.on_event,
                                  on_dispatch=self.on_dispatch)
         conn.on_ready = self._connected
         previous, self.connection = self.connection, conn

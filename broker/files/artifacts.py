@@ -7,7 +7,7 @@ directory is removed when the store starts (leftovers of a broker that was kille
 broker exits, and an Agent's items when it is released (`bp disconnect`, lease expiry) or when
 they expire.
 
-Bounds (private settings read when the broker starts, like BROWSER_PILOT_LEASE_TTL_MS):
+Bounds (private settings read when the broker starts, bp/settings.py):
     BROWSER_PILOT_ARTIFACT_ITEM_MAX_BYTES   one item             default  64 MiB
     BROWSER_PILOT_ARTIFACT_KEY_MAX_BYTES    one Agent key        default 256 MiB
     BROWSER_PILOT_ARTIFACT_TOTAL_MAX_BYTES  the whole broker     default   1 GiB
@@ -23,26 +23,13 @@ import stat
 import threading
 import time
 
-from bp import paths
+from bp import paths, settings
 from bp.errors import BPError
 
 log = logging.getLogger("broker.artifacts")
 
-MIB = 1024 * 1024
 
 
-def _setting(name, default):
-    try:
-        value = int(os.environ.get(name, ""))
-        return value if value > 0 else default
-    except ValueError:
-        return default
-
-
-ITEM_MAX_BYTES = _setting("BROWSER_PILOT_ARTIFACT_ITEM_MAX_BYTES", 64 * MIB)
-KEY_MAX_BYTES = _setting("BROWSER_PILOT_ARTIFACT_KEY_MAX_BYTES", 256 * MIB)
-TOTAL_MAX_BYTES = _setting("BROWSER_PILOT_ARTIFACT_TOTAL_MAX_BYTES", 1024 * MIB)
-TTL_S = _setting("BROWSER_PILOT_ARTIFACT_TTL_MS", 30 * 60 * 1000) / 1000.0
 MAX_ITEMS_PER_KEY = 256
 SWEEP_S = 2.0
 CHUNK = 1024 * 1024
@@ -62,7 +49,7 @@ class Artifact:
         self.size = 0
         self.name = name
         self.created_at = time.time()
-        self.expires_at = self.created_at + TTL_S
+        self.expires_at = self.created_at + settings.current().artifact_ttl_s
         self.dir = directory
         self.path = os.path.join(directory, name)
         self.meta = {}
@@ -128,14 +115,15 @@ class Store:
     # --- quota -------------------------------------------------------------------------------
 
     def _reserve(self, key, size):
-        if size > ITEM_MAX_BYTES:
-            raise quota_error("item", ITEM_MAX_BYTES, size)
+        bounds = settings.current()
+        if size > bounds.artifact_item_max_bytes:
+            raise quota_error("item", bounds.artifact_item_max_bytes, size)
         with self.lock:
             self._sweep_locked()
-            if self.used_by_key.get(key, 0) + size > KEY_MAX_BYTES:
-                raise quota_error("key", KEY_MAX_BYTES, size)
-            if self.used + size > TOTAL_MAX_BYTES:
-                raise quota_error("total", TOTAL_MAX_BYTES, size)
+            if self.used_by_key.get(key, 0) + size > bounds.artifact_key_max_bytes:
+                raise quota_error("key", bounds.artifact_key_max_bytes, size)
+            if self.used + size > bounds.artifact_total_max_bytes:
+                raise quota_error("total", bounds.artifact_total_max_bytes, size)
             self.used += size
             self.used_by_key[key] = self.used_by_key.get(key, 0) + size
 

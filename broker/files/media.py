@@ -19,13 +19,11 @@ import time
 
 from bp import outputs
 from bp.errors import BPError, invalid_argument
-from broker.files import artifacts
 from broker.observe import snapshot, worlds
 
 MODEL_MAX_SIDE = 1568  # longest side of the model-sized dimensions reported for large captures
 MAX_CAPTURE_SIDE = 16_384  # Chrome's largest texture: a full page is cut there (reported)
 MAX_ANNOTATIONS = 200
-UPLOAD_MAX_BYTES = artifacts.ITEM_MAX_BYTES
 ANNOTATION_WORLD = "browser-pilot.screenshot-annotation.v1"
 
 

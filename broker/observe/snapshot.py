@@ -21,7 +21,7 @@ import json
 import os
 import time
 
-from bp import fastjson
+from bp import fastjson, settings
 from bp.errors import BPError
 from broker.observe import ax
 from broker.observe.worlds import (WORLD_NAME, call_in_world, context_gone, helper, node_paths, send_in_world,
@@ -31,11 +31,9 @@ from broker.tabs import dialogs
 
 MAX_LIMIT = 10_000
 MAX_BYTES = 2 * 1024 * 1024
-# A private setting for tests (not a public flag): how long an observation's refs stay usable.
-OBSERVATION_TTL_S = float(os.environ.get("BROWSER_PILOT_OBSERVATION_TTL_MS", "300000")) / 1000.0
-# Live refs one ref table holds per document world; past it the oldest numbers the latest
-# observation did not list expire (stale_ref `expired`). A private setting for tests.
-MAX_REFS = int(os.environ.get("BROWSER_PILOT_MAX_REFS", "10000"))
+# How long an observation's refs stay usable, and how many live refs one ref table holds per
+# document world (past it the oldest numbers the latest observation did not list expire, stale_ref
+# `expired`): bp/settings.py observation_ttl_s and max_refs.
 
 class World:
     """Browser Pilot's isolated world in one document, where an observation keeps its element
@@ -84,8 +82,8 @@ class RefTable:
                 self.worlds = {k: w for k, w in self.worlds.items() if k[0].alive}
             self.worlds[key] = world
             self.owner[ref] = key
-            if len(self.owner) > 4 * MAX_REFS:  # the oldest go (they fail as expired in the top world)
-                for old in list(self.owner)[:MAX_REFS]:
+            if len(self.owner) > 4 * settings.current().max_refs:  # the oldest go (they fail as expired in the top world)
+                for old in list(self.owner)[:settings.current().max_refs]:
                     del self.owner[old]
 
     def locate(self, ref):
@@ -116,7 +114,7 @@ class Observation:
         self.full = None
 
     def expired(self, now=None):
-        return self.evicted or (time.monotonic() if now is None else now) - self.created_at > OBSERVATION_TTL_S
+        return self.evicted or (time.monotonic() if now is None else now) - self.created_at > settings.current().observation_ttl_s
 
     def evict(self):
         """Out of the broker-wide store (broker/agents.py): its refs now fail as expired."""
@@ -362,7 +360,7 @@ def _walk_top(broker, agent, raw, session, opts, timeout_s):
 def register(broker, agent, raw, session, timeout_s=15.0):
     """Number every element a snapshot of the tab's own document would list, without making an
     observation (bp find reports the numbers); returns the ref table."""
-    opts = {"limit": MAX_LIMIT, "key": world_key(agent.key), "bound": MAX_REFS, "register": True}
+    opts = {"limit": MAX_LIMIT, "key": world_key(agent.key), "bound": settings.current().max_refs, "register": True}
     table, _ = _walk_top(broker, agent, raw, session, opts, timeout_s)
     return table
 
@@ -389,7 +387,7 @@ def observe(broker, agent, raw, session, limit, timeout_s=15.0, diff=False, grep
     # With --grep/--role, or in a frame, the whole tab is walked (up to the hard cap) and then cut
     # to what is wanted: the walker's element limit must not be spent on the rest of the page.
     walk_limit = MAX_LIMIT if searching or frame is not None else limit
-    opts = {"limit": walk_limit, "key": world_key(agent.key), "bound": MAX_REFS, "diff": bool(diff),
+    opts = {"limit": walk_limit, "key": world_key(agent.key), "bound": settings.current().max_refs, "diff": bool(diff),
             "disabled": bool(disabled), "lead": lead is not None and not searching and frame is None}
     table, result = _walk_top(broker, agent, raw, session, opts, timeout_s)
     obs = Observation(broker.browser.generation, raw, session, table.loader, table.context_id, 0, table)

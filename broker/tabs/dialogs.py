@@ -12,12 +12,10 @@ session the tab's worker already has; they never attach a session. Here, below t
 answer caused, is an action above it.
 """
 
-import os
 import time
 
-# A private setting for tests (not a public flag): how long a dialog stays pending before the next
-# observation of the Agent carries a `dialog_pending` hint. Read when the broker starts.
-HINT_AFTER_S = float(os.environ.get("BROWSER_PILOT_DIALOG_HINT_MS", "10000")) / 1000.0
+from bp import settings
+
 MAX_LISTED = 100  # dialogs per `bp dialogs` (one per tab at most); `truncated` says when more are open
 
 
@@ -66,7 +64,7 @@ def hints(broker, agent, now=None):
     now = time.monotonic() if now is None else now
     out = []
     for raw, _, dialog in pending(broker, agent):
-        if now - dialog["opened"] < HINT_AFTER_S or agent.key in dialog["hinted"]:
+        if now - dialog["opened"] < settings.current().dialog_hint_after_s or agent.key in dialog["hinted"]:
             continue
         dialog["hinted"].add(agent.key)
         out.append({"code": "dialog_pending", "source": "event", "confidence": "strong",

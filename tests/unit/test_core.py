@@ -171,9 +171,11 @@ def test_ownership_adopts_only_popups_of_owned_openers_and_closes_deepest_first(
 
 
 def test_ownership_has_a_ceiling(monkeypatch):
-    import janitor.ownership as module
+    import dataclasses
 
-    monkeypatch.setattr(module, "MAX_OWNED", 3)
+    from bp import settings
+
+    monkeypatch.setattr(settings, "_current", dataclasses.replace(settings.current(), janitor_max_owned=3))
     owned = Ownership()
     assert all(owned.add_created(f"t{i}") for i in range(3))
     assert not owned.add_created("t3")

@@ -8,6 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from bp import settings
 from bp.errors import BPError
 from broker import agents as agents_module
 from broker.observe import snapshot
@@ -74,7 +75,7 @@ def test_an_observation_older_than_its_lifetime_fails_as_expired(monkeypatch):
     a = agents.touch("agent-a", 1)
     obs = stored(agents, a, "tab-1")
     assert snapshot.check_ref(broker_stub(), a, "tab-1", SESSION, 2)[0] is obs.table
-    monkeypatch.setattr(obs, "created_at", obs.created_at - snapshot.OBSERVATION_TTL_S - 1)
+    monkeypatch.setattr(obs, "created_at", obs.created_at - settings.current().observation_ttl_s - 1)
     assert reason(a, "tab-1") == "expired"
     # Storing another observation also lets the expired one go from the store.
     stored(agents, a, "tab-2")
@@ -82,7 +83,7 @@ def test_an_observation_older_than_its_lifetime_fails_as_expired(monkeypatch):
 
 
 def test_the_observation_lifetime_has_a_private_override():
-    code = "from broker.observe import snapshot; print(snapshot.OBSERVATION_TTL_S)"
+    code = "from bp import settings; print(settings.load().observation_ttl_s)"
     env = dict(os.environ, BROWSER_PILOT_OBSERVATION_TTL_MS="1500")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "1.5"

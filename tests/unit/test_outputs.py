@@ -7,7 +7,7 @@ import types
 
 import pytest
 
-from bp import outputs
+from bp import outputs, settings
 from bp.errors import BPError
 
 
@@ -133,9 +133,10 @@ class FakeAgents:
 def store(tmp_path, monkeypatch):
     from broker.files import artifacts
 
-    monkeypatch.setattr(artifacts, "ITEM_MAX_BYTES", 10)
-    monkeypatch.setattr(artifacts, "KEY_MAX_BYTES", 15)
-    monkeypatch.setattr(artifacts, "TOTAL_MAX_BYTES", 25)
+    import dataclasses
+
+    monkeypatch.setattr(settings, "_current", dataclasses.replace(
+        settings.current(), artifact_item_max_bytes=10, artifact_key_max_bytes=15, artifact_total_max_bytes=25))
     home = tmp_path / "home"
     home.mkdir(mode=0o700)
     (home / "artifacts").mkdir(mode=0o700)
@@ -193,15 +194,13 @@ def test_store_copies_regular_files_only_and_drops_items_of_a_replaced_agent(sto
 
 
 def test_store_expiry(store, monkeypatch):
-    from broker.files import artifacts
-
     s, agents = store
     a = agent(agents, "a")
     item = s.put_bytes(a, "pdf", b"x", "application/pdf")
     item.expires_at = 0
     s.sweep()
     assert s.items == {} and os.listdir(s.root) == [] and s.used == 0
-    assert threading.active_count() >= 1 and artifacts.TTL_S > 0
+    assert threading.active_count() >= 1 and settings.current().artifact_ttl_s > 0
 
 
 # --- download attribution ------------------------------------------------------------------------

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 import pytest
 from marshmallow import ValidationError
 
-from bp import protocol, schemas
+from bp import protocol, schemas, settings
 from broker.tabs import dialogs
 from broker.waits import dialog_answer
 from broker.waits import conditions as waits
@@ -114,8 +114,8 @@ def test_dialog_pending_hint_once_after_the_threshold():
     broker = fake_broker({"raw-1": session}, {"raw-1": "agent-a"})
     agent = fake_agent("agent-a")
     opened = session.dialog["opened"]
-    assert dialogs.hints(broker, agent, now=opened + dialogs.HINT_AFTER_S / 2) == []
-    first = dialogs.hints(broker, agent, now=opened + dialogs.HINT_AFTER_S + 1)
+    assert dialogs.hints(broker, agent, now=opened + settings.current().dialog_hint_after_s / 2) == []
+    first = dialogs.hints(broker, agent, now=opened + settings.current().dialog_hint_after_s + 1)
     assert [(h["code"], h["dialogId"], h["recommendedAction"]) for h in first] == \
         [("dialog_pending", session.dialog["id"], "answer_dialog")]
-    assert dialogs.hints(broker, agent, now=time.monotonic() + dialogs.HINT_AFTER_S + 2) == []
+    assert dialogs.hints(broker, agent, now=time.monotonic() + settings.current().dialog_hint_after_s + 2) == []
