@@ -25,7 +25,9 @@ class Op:
     """One operation. `long`: the CLI pings first, then waits for the command's own deadline (a
     busy tab is not a dead broker); otherwise the broker must answer within HEALTH_WAIT_MS.
     `mutating`: it may change browser or broker state, so a CLI-side timeout is unknown_outcome.
-    `recorded`: it gets a command record (`bp command <id>` knows it)."""
+    `recorded`: it gets a command record (`bp command <id>` knows it). `reply`: the schema of a
+    successful reply (bp/replies.py), declared for the hot commands and checked against real
+    answers by tests/e2e/test_replies.py."""
 
     __slots__ = ("name", "args", "reply", "mutating", "recorded", "long", "capability", "runs")
 
@@ -52,40 +54,40 @@ def _op(name, args, **kw):
 # --- setup: cli/commands/setup.py, broker/commands/browser.py --------------------------------------
 # Front-loop and read-only operations are answered at once and carry no command record.
 OP_PING = _op("ping", "EmptyArgs", capability="browser.discovery", runs=FRONT, recorded=False, long=False)
-OP_STATUS = _op("status", "EmptyArgs", capability="browser.discovery", recorded=False, long=False)
+OP_STATUS = _op("status", "EmptyArgs", capability="browser.discovery", recorded=False, long=False, reply="Status")
 OP_BROWSERS = _op("browsers", "BrowserFilterArgs", capability="browser.discovery", recorded=False, long=False)
 OP_CONNECT = _op("connect", "BrowserFilterArgs", capability="browser.control", mutating=True)
 OP_DISCONNECT = _op("disconnect", "DisconnectArgs", capability="browser.control", mutating=True)
 
 # --- tabs and profiles: cli/commands/tabs.py, broker/commands/tabs.py ----------------------------
-OP_TABS = _op("tabs", "EmptyArgs", capability="workspace.manage", recorded=False)
+OP_TABS = _op("tabs", "EmptyArgs", capability="workspace.manage", recorded=False, reply="Tabs")
 OP_TAB = _op("tab", "TabArgs", capability="workspace.manage")
-OP_OPEN = _op("open", "OpenArgs", capability="browser.control", runs=TAB, mutating=True)
+OP_OPEN = _op("open", "OpenArgs", capability="browser.control", runs=TAB, mutating=True, reply="Observation")
 OP_CLOSE = _op("close", "CloseArgs", capability="workspace.manage", mutating=True)
 OP_PROFILES = _op("profiles", "ProfilesArgs", capability="browser.discovery", mutating=True)  # --identify opens tabs
 OP_PROFILE = _op("profile", "ProfileArgs", capability="workspace.manage", recorded=False)
 
 # --- observation: cli/commands/observe.py, broker/commands/observe.py ----------------------------
-OP_SNAPSHOT = _op("snapshot", "SnapshotArgs", capability="observation.read", runs=TAB)
+OP_SNAPSHOT = _op("snapshot", "SnapshotArgs", capability="observation.read", runs=TAB, reply="Observation")
 
 # --- actions: cli/commands/actions.py + keys.py, broker/commands/actions.py ----------------------
-OP_CLICK = _op("click", "ClickArgs", capability="action.input", runs=TAB, mutating=True)
-OP_TYPE = _op("type", "TypeArgs", capability="action.input", runs=TAB, mutating=True)
-OP_HOVER = _op("hover", "HoverArgs", capability="action.input", runs=TAB, mutating=True)
-OP_KEYBOARD = _op("keyboard", "KeyboardArgs", capability="action.input", runs=TAB, mutating=True)
-OP_PRESS = _op("press", "PressArgs", capability="action.input", runs=TAB, mutating=True)
+OP_CLICK = _op("click", "ClickArgs", capability="action.input", runs=TAB, mutating=True, reply="Observation")
+OP_TYPE = _op("type", "TypeArgs", capability="action.input", runs=TAB, mutating=True, reply="Observation")
+OP_HOVER = _op("hover", "HoverArgs", capability="action.input", runs=TAB, mutating=True, reply="Observation")
+OP_KEYBOARD = _op("keyboard", "KeyboardArgs", capability="action.input", runs=TAB, mutating=True, reply="Observation")
+OP_PRESS = _op("press", "PressArgs", capability="action.input", runs=TAB, mutating=True, reply="Observation")
 
 # --- forms: cli/commands/scroll.py + select.py, broker/commands/forms.py -------------------------
-OP_SCROLL = _op("scroll", "ScrollArgs", capability="action.input", runs=TAB, mutating=True)
+OP_SCROLL = _op("scroll", "ScrollArgs", capability="action.input", runs=TAB, mutating=True, reply="Observation")
 OP_DROPDOWN = _op("dropdown", "DropdownArgs", capability="observation.read", runs=TAB)
-OP_SELECT = _op("select", "SelectArgs", capability="action.input", runs=TAB, mutating=True)
+OP_SELECT = _op("select", "SelectArgs", capability="action.input", runs=TAB, mutating=True, reply="Observation")
 
 # --- page: cli/commands/page.py, broker/commands/page.py -----------------------------------------
 OP_EVAL = _op("eval", "EvalArgs", capability="developer.eval", runs=TAB, mutating=True)
 OP_FRAME = _op("frame", "FrameArgs", capability="observation.read", runs=TAB)
-OP_READ = _op("read", "ReadArgs", capability="observation.read", runs=TAB)
-OP_SEARCH = _op("search", "SearchArgs", capability="observation.read", runs=TAB)
-OP_FIND = _op("find", "FindArgs", capability="observation.read", runs=TAB)
+OP_READ = _op("read", "ReadArgs", capability="observation.read", runs=TAB, reply="Read")
+OP_SEARCH = _op("search", "SearchArgs", capability="observation.read", runs=TAB, reply="Search")
+OP_FIND = _op("find", "FindArgs", capability="observation.read", runs=TAB, reply="Find")
 OP_LOCATE = _op("locate", "LocateArgs", capability="observation.read", runs=TAB)
 
 # --- command records: cli/commands/commands.py, broker/commands/records.py ----------------------
@@ -94,7 +96,7 @@ OP_COMMAND = _op("command", "CommandArgs", capability="workspace.manage", runs=F
 OP_CANCEL = _op("cancel", "CommandArgs", capability="workspace.manage", runs=FRONT, recorded=False, long=False)
 
 # --- waits and dialogs: cli/commands/wait.py + dialogs.py, broker/commands/waits.py --------------
-OP_WAIT = _op("wait", "WaitArgs", capability="observation.read")
+OP_WAIT = _op("wait", "WaitArgs", capability="observation.read", reply="Wait")
 OP_DIALOGS = _op("dialogs", "EmptyArgs", capability="event.read", recorded=False)
 OP_DIALOG = _op("dialog", "DialogArgs", capability="action.input", mutating=True)
 
