@@ -16,19 +16,10 @@ import urllib.request
 import psutil
 import zmq
 
+from bp.pytest_plugin import DevTools, chromium_path
+
 BIN_DIR = os.path.dirname(sys.executable)
 BP = os.path.join(BIN_DIR, "bp")
-
-
-def chromium_path():
-    explicit = os.environ.get("BROWSER_PILOT_CHROME")
-    if explicit:
-        return explicit
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        found = shutil.which(name)
-        if found:
-            return found
-    raise RuntimeError("Chromium is required for these tests: apt-get install chromium (see .ci/run)")
 
 
 class Result:
@@ -258,28 +249,12 @@ def write_endpoint(root, port, ws_path="/devtools/browser/00000000-0000-0000-000
         fh.write(f"{port}\n{ws_path}\n")
 
 
-class BrowserSocket:
+class BrowserSocket(DevTools):
     """The test's own browser-level DevTools connection (for what a user or another tool does)."""
 
     def __init__(self, chromium):
-        import websocket
-
         port, path = open(os.path.join(chromium.root, "DevToolsActivePort")).read().split()
-        self.ws = websocket.create_connection(f"ws://127.0.0.1:{port}{path}", suppress_origin=True, timeout=10)
-        self.next_id = 0
-
-    def call(self, method, params=None):
-        self.next_id += 1
-        self.ws.send(json.dumps({"id": self.next_id, "method": method, "params": params or {}}))
-        while True:
-            msg = json.loads(self.ws.recv())
-            if msg.get("id") == self.next_id:
-                if "error" in msg:
-                    raise RuntimeError(msg["error"])
-                return msg["result"]
-
-    def close(self):
-        self.ws.close()
+        super().__init__(f"ws://127.0.0.1:{port}{path}")
 
 
 def process_with_data_dir(root):

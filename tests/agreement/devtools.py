@@ -1,18 +1,15 @@
 """The test's own DevTools connection to one tab of the launched Chromium (never Browser Pilot's):
 Chromium's accessibility tree per frame, and the page's DOM nodes by backend id."""
 
-import json
-
-import websocket
+from bp.pytest_plugin import DevTools
 
 
-class Tab:
+class Tab(DevTools):
     """One page target, by its DevTools id, over a WebSocket of the test's own."""
 
     def __init__(self, port, target_id, timeout=30):
-        self.ws = websocket.create_connection(f"ws://127.0.0.1:{port}/devtools/page/{target_id}",
-                                              suppress_origin=True, timeout=timeout)
-        self.next_id = 0
+        super().__init__(f"ws://127.0.0.1:{port}/devtools/page/{target_id}")
+        self.ws.settimeout(timeout)
 
     @classmethod
     def by_url(cls, chromium, url):
@@ -21,16 +18,6 @@ class Tab:
         if len(targets) != 1:
             raise RuntimeError(f"expected one tab at {url}, found {len(targets)}")
         return cls(chromium.port, targets[0]["id"])
-
-    def call(self, method, params=None):
-        self.next_id += 1
-        self.ws.send(json.dumps({"id": self.next_id, "method": method, "params": params or {}}))
-        while True:
-            msg = json.loads(self.ws.recv())
-            if msg.get("id") == self.next_id:
-                if "error" in msg:
-                    raise RuntimeError(f"{method}: {msg['error']}")
-                return msg["result"]
 
     def evaluate(self, expression):
         result = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True})
@@ -63,6 +50,3 @@ class Tab:
                 continue
             trees.append({n["nodeId"]: n for n in nodes})
         return trees
-
-    def close(self):
-        self.ws.close()
