@@ -208,12 +208,17 @@ class SearchMatch(Strict):
                                   field_name="context")
 
 
-class Search(Reply, Strict):
+class Matched(Reply, Strict):
+    """What a search of the page answers besides its matches."""
+
     title = fields.String(required=True)
     url = fields.String(required=True)
-    matches = fields.List(fields.Nested(SearchMatch), required=True)
     totalMatches = fields.Integer(required=True, strict=True)
     truncated = fields.Boolean(required=True, truthy={True}, falsy={False})
+
+
+class Search(Matched):
+    matches = fields.List(fields.Nested(SearchMatch), required=True)
 
 
 class Attribute(Strict):
@@ -237,12 +242,8 @@ class Found(Strict):
     ref = fields.Integer(strict=True, validate=validate.Range(1, protocol.MAX_REF))
 
 
-class Find(Reply, Strict):
-    title = fields.String(required=True)
-    url = fields.String(required=True)
+class Find(Matched):
     elements = fields.List(fields.Nested(Found), required=True)
-    totalMatches = fields.Integer(required=True, strict=True)
-    truncated = fields.Boolean(required=True, truthy={True}, falsy={False})
 
 
 class Wait(Reply, Strict):
