@@ -1,12 +1,13 @@
 """Bootstrap (npm bootstrap, plain CSS and JS bundle): one Agent task per widget kind it has, on
 its page /library/bootstrap (source: apps/components/bootstrap.html; Bootstrap styles native
 controls and has no tree, editable table or submenu). Judged from the page's own state
-(localStorage "state")."""
+(localStorage "state"). The kinds every library has (checkbox,
+radio, switch, slider, file upload) are in test_widget_kinds.py."""
 
 import pytest
 
 from tests.realapps.agent import ref_of
-from tests.realapps.widgets import app_state, code_in, set_slider, upload_file
+from tests.realapps.widgets import app_state, code_in
 
 pytestmark = [pytest.mark.realapps, pytest.mark.chromium]
 
@@ -19,26 +20,6 @@ def open_page(agent, site):
 
 def state(agent):
     return app_state(agent, agent.url)
-
-
-def test_checkbox_accept_the_terms(agent, site):
-    agent.act("click", ref_of(open_page(agent, site), "checkbox", "Accept the terms"))
-    assert state(agent).get("terms") is True
-
-
-def test_radio_pick_large(agent, site):
-    agent.act("click", ref_of(open_page(agent, site), "radio", "Large"))
-    assert state(agent).get("size") == "large"
-
-
-def test_switch_turn_wifi_on(agent, site):
-    agent.act("click", ref_of(open_page(agent, site), "switch", "Wi-Fi"))
-    assert state(agent).get("wifi") is True
-
-
-def test_range_set_volume_to_70(agent, site):
-    set_slider(agent, ref_of(open_page(agent, site), "slider", "Volume"), 70)
-    assert state(agent).get("volume") == 70
 
 
 def test_select_plan_pro(agent, site):
@@ -79,12 +60,6 @@ def test_modal_rename_the_account(agent, site):
     typed = agent.act("type", ref_of(dialog, "textbox", "New name"), "Hermes", "--clear")
     agent.act("click", ref_of(typed, "button", "Save name"))
     assert state(agent).get("project") == "Hermes"
-
-
-def test_file_upload_attach_a_file(agent, site):
-    open_page(agent, site)
-    agent.act("upload", upload_file(agent, "notes.txt"))
-    assert state(agent).get("upload") == ["notes.txt"]
 
 
 def test_toast_read_the_code_and_confirm_it(agent, site):

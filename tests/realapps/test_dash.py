@@ -1,13 +1,14 @@
 """Plotly Dash (PyPI dash 4: its own React components, Python callbacks on the server): one Agent
 task per widget kind Dash's component libraries have, on /w/<task> (source: apps/dash_app.py;
 Dash has no switch, menu or tree). Judged from what the app's callbacks recorded
-(servers.app_changes), never from bp."""
+(servers.app_changes), never from bp. The kinds every library has (checkbox,
+radio, switch, slider, file upload) are in test_widget_kinds.py."""
 
 import pytest
 
 from tests.realapps.agent import ref_of
 from tests.realapps.servers import app_changes
-from tests.realapps.widgets import code_in, set_slider, upload_file
+from tests.realapps.widgets import code_in
 
 pytestmark = [pytest.mark.realapps, pytest.mark.chromium]
 
@@ -20,26 +21,6 @@ def open_page(agent, dash):
 
 def state(agent, dash):
     return app_changes(dash, agent.host)
-
-
-def test_checkbox_accept_the_terms(agent, dash):
-    page = open_page(agent, dash)
-    agent.act("click", ref_of(page, "checkbox", "Accept the terms"))
-    assert state(agent, dash).get("terms") == ["Accept the terms"]
-
-
-def test_radio_pick_large(agent, dash):
-    page = open_page(agent, dash)
-    agent.act("click", ref_of(page, "radio", "Large"))
-    assert state(agent, dash).get("size") == "Large"
-
-
-def test_slider_set_volume_to_70(agent, dash):
-    page = open_page(agent, dash)
-    sliders = [e for e in page["elements"] if e["role"] == "slider"]
-    assert len(sliders) == 1 and "Volume" in (sliders[0]["name"] + sliders[0].get("context", "")), sliders
-    set_slider(agent, str(sliders[0]["ref"]), 70)
-    assert state(agent, dash).get("volume") == 70
 
 
 def test_dropdown_plan_pro(agent, dash):
@@ -89,13 +70,6 @@ def test_data_table_edit_the_price_of_tea(agent, dash):
     assert len(editor) == 1, editing["elements"]
     agent.act("type", str(editor[0]), "6", "--clear", "--submit")
     assert {r["product"]: r["price"] for r in state(agent, dash).get("products")}["Tea"] == 6
-
-
-def test_file_upload_attach_a_file(agent, dash):
-    open_page(agent, dash)
-    agent.act("upload", upload_file(agent, "notes.txt"))
-    agent.ok("wait", "--text", "Attached notes.txt")
-    assert state(agent, dash).get("upload") == ["notes.txt"]
 
 
 def test_live_region_read_the_code_and_confirm_it(agent, dash):

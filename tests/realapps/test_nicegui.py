@@ -1,12 +1,13 @@
 """NiceGUI (PyPI nicegui: Vue and Quasar in the page, Python handlers on the server): one Agent
 task per widget kind on /w/<task> (source: apps/nicegui_app.py). Judged from what the app's
-server-side handlers recorded (servers.app_changes), never from bp."""
+server-side handlers recorded (servers.app_changes), never from bp. The kinds every library has (checkbox,
+radio, switch, slider, file upload) are in test_widget_kinds.py."""
 
 import pytest
 
 from tests.realapps.agent import ref_of
 from tests.realapps.servers import app_changes
-from tests.realapps.widgets import code_in, set_slider, upload_file
+from tests.realapps.widgets import code_in
 
 pytestmark = [pytest.mark.realapps, pytest.mark.chromium]
 
@@ -28,32 +29,6 @@ def one(observation, roles, name=None, contains=None):
              and (name is None or e["name"] == name) and (contains is None or contains in (e["name"] or ""))]
     assert len(found) == 1, (roles, name, contains, [(e["ref"], e["role"], e["name"]) for e in observation["elements"]])
     return str(found[0])
-
-
-def test_checkbox_accept_the_terms(agent, nicegui):
-    page = open_page(agent, nicegui)
-    agent.act("click", ref_of(page, "checkbox", "Accept the terms"))
-    assert state(agent, nicegui).get("terms") is True
-
-
-def test_radio_pick_large(agent, nicegui):
-    page = open_page(agent, nicegui)
-    agent.act("click", ref_of(page, "radio", "Large"))
-    assert state(agent, nicegui).get("size") == "Large"
-
-
-def test_switch_turn_wifi_on(agent, nicegui):
-    page = open_page(agent, nicegui)
-    agent.act("click", ref_of(page, "switch", "Wi-Fi"))
-    assert state(agent, nicegui).get("wifi") is True
-
-
-def test_slider_set_volume_to_70(agent, nicegui):
-    page = open_page(agent, nicegui)
-    sliders = [e for e in page["elements"] if e["role"] == "slider"]
-    assert len(sliders) == 1 and "Volume" in (sliders[0]["name"] + sliders[0].get("context", "")), sliders
-    set_slider(agent, str(sliders[0]["ref"]), 70)
-    assert state(agent, nicegui).get("volume") == 70
 
 
 def test_select_plan_pro(agent, nicegui):
@@ -116,13 +91,6 @@ def test_tree_select_a_file_inside_a_folder(agent, nicegui):
     expanded = agent.ok("snapshot", "--limit", "500")
     agent.act("click", one(expanded, ("treeitem",), "Report.pdf"))
     assert state(agent, nicegui).get("file") == "Report.pdf"
-
-
-def test_file_upload_attach_a_file(agent, nicegui):
-    open_page(agent, nicegui)
-    agent.act("upload", upload_file(agent, "notes.txt"))
-    assert agent.ok("wait", "--text", "notes.txt")
-    assert state(agent, nicegui).get("upload") == ["notes.txt"]
 
 
 def test_notification_read_the_code_and_confirm_it(agent, nicegui):

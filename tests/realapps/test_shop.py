@@ -7,7 +7,7 @@ import sqlite3
 
 import pytest
 
-from tests.realapps.agent import ref_of, refs
+from tests.realapps.agent import ref_of
 
 pytestmark = [pytest.mark.realapps, pytest.mark.chromium]
 
