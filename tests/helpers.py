@@ -10,12 +10,12 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.request
 
 import psutil
 import zmq
 
+from bp import pytest_plugin as plugin
 from bp.pytest_plugin import DevTools, chromium_path
 
 BIN_DIR = os.path.dirname(sys.executable)
@@ -136,13 +136,8 @@ def _cont(proc):
 
 
 def wait_until(predicate, timeout=10.0, interval=0.02):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval)
-    return predicate()
+    """The pytest plugin's poll, polling faster (these tests wait on a local broker)."""
+    return plugin.wait_until(predicate, timeout, interval)
 
 
 class Chromium:
