@@ -41,7 +41,10 @@ def test_a_traced_order_exports_as_a_page_a_person_can_open(agent, site, chromiu
             return reply["result"]["result"].get("value")
 
         deadline = time.monotonic() + 20
-        while not js("document.readyState === 'complete' && Array.from(document.images).every(i => i.complete)"):
+        # The new tab is about:blank (complete, no images) until the file's document commits.
+        loaded = ("location.protocol === 'file:' && document.readyState === 'complete'"
+                  " && Array.from(document.images).every(i => i.complete)")
+        while not js(loaded):
             assert time.monotonic() < deadline, "the exported trace did not load"
             time.sleep(0.1)
         steps = js("""Array.from(document.querySelectorAll('#steps > li.step')).map(li => [
