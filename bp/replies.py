@@ -11,7 +11,7 @@ Marshmallow, like bp/schemas.py: the broker and the tests import this, never the
 
 from marshmallow import INCLUDE, RAISE, Schema, ValidationError, fields, validate, validates_schema
 
-from bp import protocol
+from bp import ops, protocol
 
 TRUNCATION_REASONS = ("element_limit", "text_limit", "depth_limit", "byte_limit", "work_limit")
 LEFT_OUT_REASONS = ("covered", "out_of_view", "transparent", "zero_size", "no_pointer_events")
@@ -255,8 +255,6 @@ class Wait(Reply, Strict):
 
 def reply_schema(op):
     """The reply schema an operation names (bp/ops.py Op.reply), or None."""
-    from bp import ops
-
     name = ops.OPS[op].reply
     return _INSTANCES.setdefault(name, globals()[name]()) if name else None
 

@@ -10,10 +10,6 @@ from broker.actions.evidence import PAGE_CHANGES, STATE_EFFECTS, Effect, Evidenc
 from broker.observe import snapshot, worlds
 
 EXPECTED_TOGGLE = {"checkbox", "radio", "switch", "menuitemcheckbox", "menuitemradio"}
-# The navigation part of the settle lives with the rest of it (broker/actions/settle.py); its
-# names stay here for the actions that import them from this module.
-from broker.actions.settle import NAVIGATION_STARTS  # noqa: E402
-from broker.actions.settle import navigation as settle  # noqa: E402
 
 
 def _mouse(session, x, y, button, count, target=None):
@@ -267,7 +263,7 @@ class Pin:
         session.call("Runtime.evaluate", {"expression": "0"}, timeout_s=5.0, abort=session.dialog_open)
         if session.dialog_open():
             return "dialog_opened"
-        if session.wait_for(lambda m, p: m in NAVIGATION_STARTS and (p.get("frameId") or (p.get("frame") or {}).get("id"))
+        if session.wait_for(lambda m, p: m in settling.NAVIGATION_STARTS and (p.get("frameId") or (p.get("frame") or {}).get("id"))
                             == session.frame_id, self.since, 0):
             return "loader_changed"
         try:
@@ -425,7 +421,7 @@ def typed_verdict(session, evidence, pin, typed, read_back, submit, deadline, re
         return evidence.verified()
     if readback is None and (submit or session.loader != pin.loader):
         # A form submitted by Enter navigates a task later than the round trip settle() used.
-        if session.loader != pin.loader or settle(session, pin.since, deadline, pin.loader):
+        if session.loader != pin.loader or settling.navigation(session, pin.since, deadline, pin.loader):
             return evidence.unavailable("navigation")
     if readback is None and typed is not None and typed["matches"]:
         # Typed as expected, then Enter made the app replace the field, or moved focus on.

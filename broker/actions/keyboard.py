@@ -8,7 +8,7 @@ from bp import keys
 from bp.errors import BPError
 from broker.actions import pipeline, settle as settling
 from broker.actions.evidence import Effect, Evidence
-from broker.actions.inputs import Pin, _mouse, focus_script as _focus, key_event, send_text, settle, typed_verdict
+from broker.actions.inputs import Pin, _mouse, focus_script as _focus, key_event, send_text, typed_verdict
 from broker.observe.snapshot import refusal
 
 MAX_DELAY_MS = 1000
@@ -52,7 +52,7 @@ def keyboard(broker, agent, raw, session, args, deadline):
         x, y = _click_selector(broker, agent, session, args["click"])
         loader, since = session.loader, session.mark()
         _mouse(session, x, y, "left", 1)
-        settle(session, since, deadline, loader)
+        settling.navigation(session, since, deadline, loader)
     pinned = _focus(broker, agent, session, {"mode": "pin"})
     pin = Pin(session, "keyboard", lambda: _focus(broker, agent, session, {"mode": "check"}).get("same"))
     if args.get("click"):

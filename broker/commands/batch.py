@@ -76,11 +76,10 @@ def _entry(step, reply, command_id):
 
 def _close(tab):
     """The closing observation: the open dialog that blocks the tab, or a fresh snapshot."""
-    from broker.tabs import dialogs
     from broker.observe import snapshot
 
     if tab.session.dialog_open():
-        return {"dialog": dialogs.brief(tab.session)}
+        return {"dialog": tab.session.dialog_brief()}
     return snapshot.observe(tab.broker, tab.agent, tab.raw, tab.session, tab.args.get("limit", 50),
                            timeout_s=tab.remaining(floor=1.0))
 

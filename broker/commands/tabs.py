@@ -154,10 +154,8 @@ def _observe_opened(tab, session, result, record):
         # A beforeunload of the old page, or an alert of the new one (while it loaded or while it
         # was observed), blocks the tab: say so now instead of waiting for a page the dialog
         # holds. 'bp dialog' answers it.
-        from broker.tabs import dialogs
-
         return {"evidence": {"action": "navigate", "status": "unavailable", "reason": "dialog_opened",
-                             "effects": ["dialog_opened"]}, "dialog": dialogs.brief(session)}
+                             "effects": ["dialog_opened"]}, "dialog": session.dialog_brief()}
     if result.get("navigationError"):
         raise navigation_failed(tab.args["url"], result["navigationError"], observation)
     if record is not None and record["status"] != "quiet":

@@ -6,7 +6,7 @@ with reason `at_boundary`, not an error; text that is not on the page is `text_n
 """
 
 from bp.errors import BPError
-from broker.actions import inputs
+from broker.actions import settle as settling
 from broker.records import store
 from broker.observe import snapshot, worlds
 
@@ -45,5 +45,5 @@ def scroll(broker, agent, raw, session, args, deadline):
     if evidence is None:
         raise BPError("internal_error", "The scroll script returned nothing.")
     # Scrolling can load more content or (rarely) navigate: settle like any other input.
-    inputs.settle(session, since, deadline)
+    settling.navigation(session, since, deadline)
     return evidence

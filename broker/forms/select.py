@@ -11,7 +11,7 @@ import os
 import time
 
 from bp.errors import BPError
-from broker.actions import inputs
+from broker.actions import inputs, settle as settling
 from broker.records import store
 from broker.observe import snapshot, worlds
 from broker.actions import slider
@@ -88,7 +88,7 @@ def select(broker, agent, raw, session, args, deadline):
             reason = "dialog_opened"
         elif session.loader != loader:
             reason = "document_changed"
-        elif session.wait_for(lambda m, p: m in inputs.NAVIGATION_STARTS
+        elif session.wait_for(lambda m, p: m in settling.NAVIGATION_STARTS
                               and (p.get("frameId") or (p.get("frame") or {}).get("id")) == session.frame_id,
                               since, 0):
             reason = "loader_changed"
@@ -114,7 +114,7 @@ def select(broker, agent, raw, session, args, deadline):
         check("open")
         inputs._mouse(session, where["x"], where["y"], "left", 1, where["input"])
         dispatched.append("open")
-        inputs.settle(session, since, deadline)
+        settling.navigation(session, since, deadline)
         # The options may render a moment after the click (a framework's next tick, a fetch).
         wait_until = min(deadline, time.monotonic() + OPTIONS_WAIT_S)
         while True:
@@ -154,7 +154,7 @@ def select(broker, agent, raw, session, args, deadline):
         # The option's point is in the viewport of the document that holds the combobox.
         inputs._mouse(session, target["x"], target["y"], "left", 1, world.session if world else session)
         dispatched.append("option")
-    navigated = inputs.settle(session, since, deadline)
+    navigated = settling.navigation(session, since, deadline)
     if navigated or session.dialog_open() or session.loader != loader:
         return evidence("unavailable", [], "navigation" if not session.dialog_open() else "dialog_opened")
     verdict = step("verify", label=label)

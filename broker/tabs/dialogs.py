@@ -43,11 +43,6 @@ def public(agent, raw, dialog):
     return row
 
 
-def brief(session):
-    """What an action or navigation that opened a dialog reports about it."""
-    return session.dialog_brief()
-
-
 def listing(broker, agent):
     return [public(agent, raw, dialog) for raw, _, dialog in pending(broker, agent)]
 
