@@ -59,7 +59,9 @@ CASES = {
         </script>""", ("type", "Search", "shoes"), "Answer"),
     # A search box that answers nothing: what the grace costs.
     "search_noop": ("<input type=search aria-label=Search>", ("type", "Search", "shoes"), None),
+    # The page says when its socket is open (data-ready): a click before that sends nothing.
     "websocket_answer": (SHOW + """<script>const ws = new WebSocket('ws://' + location.host + '/ws?delay=300');
+        ws.onopen = () => { document.body.dataset.ready = '1'; };
         ws.onmessage = (e) => show('Answer'); </script><button onclick="ws.send('ask')">Go</button>""",
                          ("click", "Go"), "Answer"),
     "sse_open": (
