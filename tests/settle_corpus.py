@@ -2,7 +2,7 @@
 different road — at once, a microtask, an animation frame, timers, fetches and XHR at several
 delays, a failing fetch, a POST then a location change, a debounced search, a WebSocket answer —
 and pages that stay busy on their own (SSE, WebSocket and long-poll open, a clock, an endless
-CSS animation) that must not hold an action. Served on 127.0.0.1 by `SettleServer`; used by
+CSS animation, a button's colour transition) that must not hold an action. Served on 127.0.0.1 by `SettleServer`; used by
 tests/e2e/test_settle_corpus.py and tests/bench/bench_settle.py.
 
 Each case: (body, action, expected) — the action is ("click", name of the button) or
@@ -78,9 +78,24 @@ CASES = {
     "css_animation": (SHOW + """<style>@keyframes spin { to { transform: rotate(360deg); } }
         .spin { animation: spin 1s linear infinite; width: 20px; height: 20px; background: #08f; }</style>
         <div class=spin></div><button onclick="show('Answer')">Go</button>""", ("click", "Go"), "Answer"),
+    # Motion: a panel holding a field fades in, and the page answers when the fade ends (as
+    # Bootstrap's modal moves focus then): the settle waits for the motion the click started.
+    "fade_in_panel": (SHOW + """<style>.panel { opacity: 0; transition: opacity .4s linear; }
+        .panel.open { opacity: 1; }</style><div class=panel id=panel><input aria-label=Name></div><script>
+        document.getElementById('panel').addEventListener('transitionend', () => show('Answer'));</script>
+        <button onclick="document.getElementById('panel').classList.add('open')">Go</button>""",
+                      ("click", "Go"), "Answer"),
+    # The button's own colour fading (after a delay) on hover and focus is no answer: not waited for
+    # (LATE: its end must not be in the answer).
+    "colour_transition": (SHOW + """<style>button { background: #eee; transition: background-color .3s linear .5s; }
+        button:hover, button:focus { background: #08f; }</style><script>
+        document.addEventListener('transitionend', () => show('Late'));</script>
+        <button onclick="show('Answer')">Go</button>""", ("click", "Go"), "Answer"),
     "noop": (SHOW + "<button>Go</button>", ("click", "Go"), None),
     "fetch_caused_noop_dom": _click("fetch('/api?wait=300')", answer=None),
 }
+# What a case's answer must not hold: the end of something the settle must not wait for.
+LATE = {"colour_transition": "Late"}
 # Pages of the waits' tests (tests/e2e/test_settle_waits.py), not cases of the corpus.
 PAGES = {
     "late_fetch": SHOW + "<script>fetch('/api?wait=4000').then(r => r.json()).then(() => show('Late answer'));</script>",

@@ -19,6 +19,12 @@ What counts as caused, and how it is seen:
   dispatch only and restored at the first poll (a timer scheduled later, a setInterval clock, a
   longer timeout are not causes);
 - DOM changes of the top document and its same-origin frames (a MutationObserver counter);
+- motion the action started (the browser's own list, document.getAnimations()): a CSS transition,
+  CSS animation or Web Animation that began after the arm, is finite, ends within MOTION_MAX_MS,
+  moves or reveals (opacity, transform, size, position, clip; not colours or shadows) and is on an
+  element holding a control (a modal fading in, a menu sliding open: its fields take focus, or
+  become visible, when it ends). A colour fading on a hovered button, a button's own press effect,
+  a ripple, a spinner (infinite) or anything running before the action are not causes;
 - WebSocket frames the page sent while the input was dispatched: each waits (up to WS_ANSWER_S)
   for the DOM change that answers it (received frames are dropped before the broker for their
   volume, so the answer is read from its effect on the page); a page that sends frames on its own
@@ -47,6 +53,7 @@ QUIET_S = 0.05  # the DOM unchanged this long after its last change (and nothing
 POLL_S = 0.025
 TIMER_MAX_MS = 1000  # a longer setTimeout is a poll or a clock, not the action's answer
 TIMER_SLACK_MS = 50  # a wrapped timer not fired this long past its due time was cleared (a debounce)
+MOTION_MAX_MS = 1000  # a longer animation is a decoration, not the action's answer
 FRAME_WAIT_MS = 100  # an animation frame a hidden tab never runs
 REQUEST_BOUND_S = 5.0  # a caused request still open after this is reported, not awaited (long poll)
 BODY_WAIT_S = 0.3  # a response's body still open this long after its headers: a stream, or never read
@@ -64,10 +71,45 @@ IGNORED_TYPES = frozenset({"websocket", "eventsource", "ping", "cspviolationrepo
 
 # Runs in the page's own world (the timers to wrap are the page's); the tracker is reached by its
 # object id only, never by a global name. performance.now() is the page's clock.
-ARM = """(function (timerMax, frameWait, slack) {
+ARM = """(function (timerMax, frameWait, slack, motionMax) {
   const w = window, ST = w.setTimeout, RAF = w.requestAnimationFrame, MC = w.MessageChannel, MO = w.MutationObserver;
   const now = () => performance.now();
   const t = {armed: true, timers: [], mutations: 0, last: 0, observers: [], t0: now()};
+  // Motion: animations running before the action are not its causes.
+  const animations = () => { try { return document.getAnimations ? document.getAnimations() : []; } catch (e) { return []; } };
+  const before = new WeakSet(animations()), seen = new WeakMap();
+  const CONTROL = "a[href],button,input,select,textarea,summary,[tabindex],[contenteditable]";
+  // What moves or reveals a thing (not a colour, a shadow, an outline): CSS names, as a
+  // CSSTransition gives them; a keyframe's camelCase names are turned into them.
+  const MOTION = new Set(["opacity", "visibility", "display", "transform", "translate", "scale", "rotate", "height",
+    "width", "max-height", "max-width", "min-height", "min-width", "top", "left", "right", "bottom", "inset",
+    "clip-path", "margin-top", "margin-bottom", "margin-left", "margin-right"]);
+  const moves = (a) => {
+    if (typeof a.transitionProperty === "string") return MOTION.has(a.transitionProperty);
+    for (const frame of a.effect.getKeyframes())
+      for (const p in frame) if (MOTION.has(p.replace(/[A-Z]/g, (c) => "-" + c.toLowerCase()))) return true;
+    return false;
+  };
+  const moving = (n) => {
+    let count = 0;
+    for (const a of animations()) {
+      if (before.has(a) || a.playState !== "running") continue;
+      let due = seen.get(a);
+      if (due === undefined) {
+        due = null;
+        try {
+          const timing = a.effect.getComputedTiming(), target = a.effect.target, rate = Math.abs(a.playbackRate) || 1;
+          const left = (timing.endTime - (timing.localTime || 0)) / rate;
+          // The element holds a control (a dialog, a menu): its own press or hover effect is not one.
+          if (isFinite(left) && left <= motionMax && target && target.nodeType === 1 &&
+              target.querySelector(CONTROL) && moves(a)) due = n + left;
+        } catch (e) {}
+        seen.set(a, due);
+      }
+      if (due !== null && n < due + slack) count++;
+    }
+    return count;
+  };
   const count = (records) => { t.mutations += records.length; t.last = now(); };
   const watch = (doc, depth) => {
     try {
@@ -121,7 +163,7 @@ ARM = """(function (timerMax, frameWait, slack) {
     let timers = 0, frames = 0;
     for (const r of t.timers) if (!r.fired && n < r.due + slack) { if (r.frame) frames++; else timers++; }
     return {mutations: t.mutations, quietMs: t.mutations ? n - t.last : n - t.t0, timers: timers, frames: frames,
-      debounced: t.debounced};
+      motion: moving(n), debounced: t.debounced};
   };
   t.first = () => {
     t.disarm();
@@ -281,7 +323,7 @@ class Settle:
         self.after_load = requests is not None  # bp open's settle (after_load)
         if session.dialog_open():
             return
-        arm = {"expression": f"{ARM}({TIMER_MAX_MS}, {FRAME_WAIT_MS}, {TIMER_SLACK_MS})", "returnByValue": False,
+        arm = {"expression": f"{ARM}({TIMER_MAX_MS}, {FRAME_WAIT_MS}, {TIMER_SLACK_MS}, {MOTION_MAX_MS})", "returnByValue": False,
                "silent": True}
         try:
             # Not waited for here: a caller overlaps it with its own checks (scripts run in the order
@@ -447,6 +489,7 @@ class Settle:
             if "mutations" in state:
                 self.mutations = mutations
             timers = state.get("timers", 0) + state.get("frames", 0)
+            motion = state.get("motion", 0)
             frames = list(requests.frames) if requests else []
             if any(f > first_look for f in frames):
                 frames = []  # the page sends on its own (a heartbeat, a ticker): not the action's answer
@@ -456,11 +499,11 @@ class Settle:
                 elif mutations > mutations_at_frame:  # the page changed after the frame: its answer
                     answered, mutations_at_frame = len(frames), None
             unanswered = [f for f in frames[answered:] if now - f < WS_ANSWER_S]
-            if mutations or timers or awaited or overdue or frames or (requests and requests.started):
+            if mutations or timers or motion or awaited or overdue or frames or (requests and requests.started):
                 caused = True
             in_grace = grace_until is not None and now < grace_until and not caused
             quiet = not mutations or state.get("quietMs", 0) >= QUIET_S * 1000
-            if not (awaited or timers or unanswered or in_grace) and quiet:
+            if not (awaited or timers or motion or unanswered or in_grace) and quiet:
                 if overdue:
                     return self._done("capped", _pending(overdue, requests))
                 if self.after_load and not self.waited:
@@ -468,7 +511,7 @@ class Settle:
                 return self._done("settled" if caused else "quiet")
             if now >= end:
                 return self._done("capped", _pending(awaited + overdue, requests, timers=timers,
-                                                     frames=len(unanswered), dom=not quiet))
+                                                     frames=len(unanswered), dom=not quiet, motion=motion))
             time.sleep(POLL_S)
             self.waited = True
             polled = self._poll()
@@ -477,7 +520,7 @@ class Settle:
             state = polled or {}
 
 
-def _pending(rows, requests, timers=0, frames=0, dom=False):
+def _pending(rows, requests, timers=0, frames=0, dom=False, motion=0):
     """What was still pending when the settle stopped: counts and a few redacted URLs."""
     out = {}
     if rows:
@@ -487,6 +530,8 @@ def _pending(rows, requests, timers=0, frames=0, dom=False):
         out["timers"] = timers
     if frames:
         out["webSocketFrames"] = frames
+    if motion:
+        out["animations"] = motion
     if dom:
         out["domChanging"] = True
     if requests is not None and requests.ignored and out:

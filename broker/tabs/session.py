@@ -13,7 +13,7 @@ import time
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 
-from bp.errors import BPError, browser_unresponsive, invalid_argument, target_crashed
+from bp.errors import BPError, browser_unresponsive, disconnected, invalid_argument, target_crashed
 from broker.browser.connection import CDPError
 from broker.records import store
 
@@ -358,11 +358,18 @@ class TabSession(FrameSessions):
         return True
 
     def browser_answers(self):
-        """Whether the browser process itself answers a browser-level call within PROBE_S."""
+        """Whether the browser process itself answers a browser-level call within PROBE_S. A
+        connection found lost meanwhile (a killed browser: the janitor saw its socket close) is
+        browser_disconnected, never a silent browser."""
         try:
-            return self.conn.cdp("Browser.getVersion", None, timeout_s=PROBE_S) is not None
-        except BPError:
-            return False
+            answered = self.conn.cdp("Browser.getVersion", None, timeout_s=PROBE_S) is not None
+        except BPError as exc:
+            if exc.code == "browser_disconnected":
+                raise
+            answered = False
+        if not answered and not self.conn.alive:
+            raise disconnected("The browser connection was lost.")
+        return answered
 
     def check_answers(self):
         """target_crashed if the tab is marked crashed, or marked silent and still silent

@@ -15,7 +15,7 @@ import time
 import pytest
 
 from tests.helpers import bp, ok, ref_of
-from tests.settle_corpus import CASES, SettleServer
+from tests.settle_corpus import CASES, LATE, SettleServer
 
 # Pages that stay busy on their own: the action's answer is sync, and the busy page must not make
 # the settle wait for the whole bound (it would say "capped").
@@ -62,6 +62,8 @@ def test_the_answer_is_in_the_same_call(home, connected, corpus, case):
     assert settle["status"] in ("settled", "quiet", "navigated", "capped"), settle
     if expected is not None:
         assert in_call, (case, _names(result.json), evidence)
+    if case in LATE:
+        assert LATE[case] not in _names(result.json), (case, settle)
     if case == "post_then_location":
         assert settle["status"] == "navigated", settle
     elif case in BUSY:

@@ -50,13 +50,10 @@ def test_tabs_open_billing(agent, site):
 
 
 def test_modal_rename_the_account(agent, site):
-    agent.act("click", ref_of(open_page(agent, site), "button", "Rename account"))
-    # Bootstrap's modal fades in (a 0.3 s opacity transition): the click's observation can come
-    # while it is still transparent, listing none of its fields. An Agent waits for the dialog's
-    # button to show, then looks again (on today's main, wait --text also matches transparent
-    # text: issue 26 item 6).
-    agent.ok("wait", "--text", "Save name")
-    dialog = agent.ok("snapshot")
+    # Bootstrap's modal fades in (0.15 s backdrop, then 0.3 s for the dialog) and moves focus into
+    # itself when the fade ends. The click's settle waits for that motion (it moves the dialog's
+    # fields), so its answer lists the fields, and typing is not overtaken by the focus move.
+    dialog = agent.act("click", ref_of(open_page(agent, site), "button", "Rename account"))
     typed = agent.act("type", ref_of(dialog, "textbox", "New name"), "Hermes", "--clear")
     agent.act("click", ref_of(typed, "button", "Save name"))
     assert state(agent).get("project") == "Hermes"
