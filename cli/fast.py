@@ -5,10 +5,12 @@ click costs more than the broker's own work for a click and its observation. So 
 forms of the hot commands are read here by a small parser, and everything else — any other
 command, `--help`, `--human` or a terminal on stdout, an option spelling not in the command's
 table, anything that would be an error — goes to the full click application (cli/main.py),
-which owns every message and error. The options and arguments come from cli/fast_table.py,
-generated from the click declarations (python scripts/fast_table_gen.py); the rule that keeps the
-two in step: this parser accepts a subset of what click accepts and builds the same request
-from it (tests/unit/test_fast_path.py checks that against the click commands, argv by argv).
+which owns every message and error. The options and arguments, and each command's request
+builder, come from cli/fast_table.py, generated from the commands themselves (python
+scripts/fast_table_gen.py): the builder is the very function the click command calls. The rule
+that keeps the two in step: this parser accepts a subset of what click accepts, and the same
+builder makes the request (tests/unit/test_fast_path.py checks that against the click commands,
+on argv generated from their declarations).
 """
 
 import os
@@ -16,12 +18,11 @@ import re
 import sys
 
 from bp import protocol
+from cli.build import Values
 
 # ASCII only: anything else ('١', '１', '+5', ' 5', '1e3') is click's to judge
 _INT = re.compile(r"[0-9]{1,7}\Z")
 _FLOAT = re.compile(r"[0-9]{1,7}(\.[0-9]{1,6})?\Z")
-MAX_TEXT = 100_000  # cli.commands.actions.MAX_STDIN_TEXT
-MAX_SELECTOR = 4096  # cli.commands.select.MAX_SELECTOR
 _ATTRIBUTE_NAME = re.compile(r"^[A-Za-z_:][-A-Za-z0-9_:.]{0,127}$")  # cli.commands.page.ATTRIBUTE_NAME
 _GLOBALS = {"--client-key": "client_key", "--request-id": "request_id", "--timeout": "timeout"}
 
@@ -110,7 +111,7 @@ def _values(params, argv):
         return None
     for param, text in zip(arguments, positionals):
         given[param[1]] = (param, text)
-    values = _Reads(given)
+    values = Values(given=given)
     for param in params:
         kind, name, _, type_, default, required, callback = param
         if name not in given:
@@ -128,24 +129,6 @@ def _values(params, argv):
             return None
         values[name] = value
     return values
-
-
-class _Reads(dict):
-    """A command's values that remember which ones its builder read: a value given on the command
-    line that the builder never read is an option this path does not know how to send (a flag
-    added to the click command after its builder here was written), so the argv is click's."""
-
-    def __init__(self, given):
-        super().__init__()
-        self.given = frozenset(given)
-        self.read = set()
-
-    def __getitem__(self, name):
-        self.read.add(name)
-        return super().__getitem__(name)
-
-    def unread(self):
-        return self.given - self.read
 
 
 def plan(argv, environ=os.environ):
@@ -172,7 +155,9 @@ def plan(argv, environ=os.environ):
         else:
             return None  # --human, --version, --help, -x …: click's
         index += 1
-    if index >= len(argv) or argv[index] not in _BUILDERS:
+    from cli.fast_table import BUILDERS, COMMANDS
+
+    if index >= len(argv) or argv[index] not in BUILDERS:
         return None
     if not json_forced and _tty(sys.stdout):
         return None  # people at a terminal get click's readable rendering
@@ -186,15 +171,22 @@ def plan(argv, environ=os.environ):
         if timeout_ms is None:
             return None
     command = argv[index]
-    from cli.fast_table import COMMANDS
-
     values = _values(COMMANDS[command], argv[index + 1:])
-    if values is None:
-        return None
-    op, build = _BUILDERS[command]
-    args = build(values)
-    if args is None:
-        return None
+    if values is None or dict.get(values, "text") == "-":
+        return None  # ('-': the text is on stdin, which click reads)
+    op, build = BUILDERS[command]
+    try:
+        args = build(values)
+    except Exception as exc:  # the command refuses this argv: click reports it in its words
+        from cli.build import Refused
+
+        if isinstance(exc, Refused):
+            return None
+        from bp.errors import BPError
+
+        if isinstance(exc, BPError):
+            return None
+        raise
     if command == "wait":  # as cli/commands/wait.py: its own --timeout, else the global one, else 30 s
         if _tty(sys.stderr):
             return None  # a person at a terminal gets click's progress line
@@ -206,171 +198,6 @@ def plan(argv, environ=os.environ):
         return None
     fields = {"client_key": settings["client_key"], "request_id": settings["request_id"], "timeout_ms": timeout_ms}
     return fields, op, args
-
-
-# Each builder repeats its click command's body (cli/commands/*.py): the request it sends, or
-# None where the click command would refuse (click then reports it).
-
-def _flags(args, v, pairs):
-    for name, field in pairs:
-        if v[name]:
-            args[field] = True
-    return args
-
-
-def _snapshot(v):
-    grep, role = v["grep"], v["role"]
-    if v["diff"] and (grep is not None or role is not None):
-        return None  # click refuses the pair
-    if grep is not None and not grep.strip():
-        return None
-    args = _flags({"limit": v["limit"]}, v, (("diff", "diff"), ("disabled", "disabled")))
-    if grep is not None:
-        args["grep"] = grep
-    if role is not None:
-        args["role"] = role
-    return args
-
-
-def _click(v):
-    if v["ref"] is None or v["xy"] is not None or (v["double"] and v["right"]):
-        return None
-    args = {"limit": v["limit"], "ref": v["ref"]}
-    if v["right"]:
-        args["button"] = "right"
-    if v["double"]:
-        args["clickCount"] = 2
-    return args
-
-
-def _text(text):
-    return text != "-" and len(text) <= MAX_TEXT  # stdin and oversized text: click's (it reads and bounds them)
-
-
-def _type(v):
-    if not _text(v["text"]):
-        return None
-    return _flags({"ref": v["ref"], "text": v["text"], "limit": v["limit"]}, v, (("clear", "clear"), ("submit", "submit")))
-
-
-def _keyboard(v):
-    if not _text(v["text"]):
-        return None
-    args = _flags({"text": v["text"], "limit": v["limit"]}, v, (("clear", "clear"), ("submit", "submit")))
-    if v["delay"]:
-        args["delay"] = v["delay"]
-    if v["click_css"]:
-        args["click"] = v["click_css"]
-    return args
-
-
-def _scroll(v):
-    direction, to, to_text = v["direction"], v["to"], v["to_text"]
-    if sum(x is not None for x in (direction, to, to_text)) > 1 or (v["ref"] is not None and v["selector"] is not None):
-        return None
-    if (v["amount"] is not None or v["unit"] is not None) and (to is not None or to_text is not None):
-        return None
-    if v["exact"] and to_text is None or to_text is not None and not 1 <= len(to_text) <= 1000:
-        return None
-    args = {"limit": v["limit"]}
-    if to is not None:
-        args["to"] = to
-    elif to_text is not None:
-        args["toText"] = to_text
-        if v["exact"]:
-            args["exact"] = True
-    else:
-        args["direction"] = direction or "down"
-        for name in ("amount", "unit"):
-            if v[name] is not None:
-                args[name] = v[name]
-    for name in ("ref", "selector"):
-        if v[name] is not None:
-            args[name] = v[name]
-    return args
-
-
-def _select(v):
-    target, option = v["target"], v["option"]
-    if target.isascii() and target.isdigit():
-        if not 1 <= int(target) <= 10000:
-            return None
-        args = {"ref": int(target)}
-    elif not target.strip() or len(target) > MAX_SELECTOR:
-        return None
-    else:
-        args = {"selector": target}
-    if len(option) > MAX_SELECTOR:
-        return None
-    args.update(option=option, by=v["by"], limit=v["limit"])
-    return _flags(args, v, (("contains", "contains"),))
-
-
-def _open(v):
-    from bp import urls
-    from bp.errors import BPError
-
-    try:
-        url = urls.normalize(v["url"])
-    except BPError:
-        return None
-    args = _flags({"url": url, "limit": v["limit"]}, v, (("new", "new"),))
-    if v["profile"] is not None:
-        args["profile"] = v["profile"]
-    return args
-
-
-def _wait(v):
-    given = {name: v[name] for name in ("url", "text", "selector") if v[name] is not None}
-    given.update({name: True for name in ("dialog", "download", "popup", "idle") if v[name]})
-    if len(given) != 1 or any(isinstance(value, str) and not value.strip() for value in given.values()):
-        return None
-    args = dict(given, interval=v["interval"])
-    if v["hidden"]:
-        args["hidden"] = True
-    return args
-
-
-def _read(v):
-    args = {"limit": v["limit"]}
-    if v["selector"] is not None:
-        args["selector"] = v["selector"]
-    if v["anchor"]:
-        args["anchor"] = v["anchor"].lstrip("#") or v["anchor"]
-    return args
-
-
-def _search(v):
-    args = {"query": v["query"], "limit": v["limit"]}
-    if v["selector"] is not None:
-        args["selector"] = v["selector"]
-    return _flags(args, v, (("case_sensitive", "caseSensitive"), ("whole_word", "wholeWord")))
-
-
-def _find(v):
-    args = {"selector": v["selector"], "limit": v["limit"]}
-    if v["attributes"]:
-        args["attributes"] = v["attributes"]
-    return _flags(args, v, (("no_shadow", "noShadow"),))
-
-
-_BUILDERS = {
-    "status": (protocol.OP_STATUS, lambda v: {}),
-    "tabs": (protocol.OP_TABS, lambda v: {}),
-    "snapshot": (protocol.OP_SNAPSHOT, _snapshot),
-    "click": (protocol.OP_CLICK, _click),
-    "hover": (protocol.OP_HOVER, lambda v: {"ref": v["ref"], "limit": v["limit"]}),
-    "type": (protocol.OP_TYPE, _type),
-    "press": (protocol.OP_PRESS, lambda v: {"key": v["key"], "limit": v["limit"]}),
-    "keyboard": (protocol.OP_KEYBOARD, _keyboard),
-    "scroll": (protocol.OP_SCROLL, _scroll),
-    "select": (protocol.OP_SELECT, _select),
-    "open": (protocol.OP_OPEN, _open),
-    "wait": (protocol.OP_WAIT, _wait),
-    "read": (protocol.OP_READ, _read),
-    "search": (protocol.OP_SEARCH, _search),
-    "find": (protocol.OP_FIND, _find),
-}
 
 
 def _tty(stream):

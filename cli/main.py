@@ -10,60 +10,11 @@ import click
 
 import bp
 from bp import protocol
+from cli import table
 from cli.client import Settings
 
-# command name -> (module, attribute). One module per command family.
-COMMANDS = {
-    "status": ("cli.commands.setup", "status"),
-    "browsers": ("cli.commands.setup", "browsers"),
-    "connect": ("cli.commands.setup", "connect"),
-    "disconnect": ("cli.commands.setup", "disconnect"),
-    "launch": ("cli.commands.setup", "launch"),
-    "tabs": ("cli.commands.tabs", "tabs"),
-    "tab": ("cli.commands.tabs", "tab"),
-    "open": ("cli.commands.tabs", "open_url"),
-    "close": ("cli.commands.tabs", "close"),
-    "profiles": ("cli.commands.tabs", "profiles"),
-    "profile": ("cli.commands.tabs", "profile"),
-    "snapshot": ("cli.commands.observe", "snapshot"),
-    "click": ("cli.commands.actions", "click_ref"),
-    "type": ("cli.commands.actions", "type_text"),
-    "hover": ("cli.commands.actions", "hover"),
-    "commands": ("cli.commands.commands", "list_commands"),
-    "command": ("cli.commands.commands", "show_command"),
-    "cancel": ("cli.commands.commands", "cancel"),
-    "keyboard": ("cli.commands.keys", "keyboard"),
-    "press": ("cli.commands.keys", "press"),
-    "scroll": ("cli.commands.scroll", "scroll"),
-    "dropdown": ("cli.commands.select", "dropdown"),
-    "select": ("cli.commands.select", "select"),
-    "read": ("cli.commands.page", "read"),
-    "search": ("cli.commands.page", "search"),
-    "find": ("cli.commands.page", "find"),
-    "locate": ("cli.commands.page", "locate"),
-    "frame": ("cli.commands.page", "frame"),
-    "eval": ("cli.commands.page", "eval_js"),
-    "doctor": ("cli.commands.doctor", "doctor"),
-    "wait": ("cli.commands.wait", "wait"),
-    "dialogs": ("cli.commands.dialogs", "dialogs"),
-    "dialog": ("cli.commands.dialogs", "dialog"),
-    "screenshot": ("cli.commands.files", "screenshot"),
-    "pdf": ("cli.commands.files", "pdf"),
-    "downloads": ("cli.commands.files", "downloads"),
-    "download": ("cli.commands.files", "download"),
-    "upload": ("cli.commands.files", "upload"),
-    "net": ("cli.commands.net", "net"),
-    "cookies": ("cli.commands.browser_data", "cookies"),
-    "auth": ("cli.commands.browser_data", "auth"),
-    "console": ("cli.commands.browser_data", "console"),
-    "errors": ("cli.commands.browser_data", "errors"),
-    "completion": ("cli.commands.completion", "completion"),
-    "policy": ("cli.commands.policy", "policy"),
-    "audit": ("cli.commands.policy", "audit"),
-    "batch": ("cli.commands.batch", "batch"),
-    "emulate": ("cli.commands.emulate", "emulate"),
-    "trace": ("cli.commands.trace", "trace"),
-}
+# command name -> (module, attribute): from the command table, one module per command family.
+COMMANDS = {row.name: (row.module, row.function) for row in table.TABLE}
 
 # Shown under every command's own --help: global options go before the command.
 GLOBAL_OPTIONS_EPILOG = (

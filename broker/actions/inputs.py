@@ -12,6 +12,9 @@ from broker.observe import snapshot, worlds
 EXPECTED_TOGGLE = {"checkbox", "radio", "switch", "menuitemcheckbox", "menuitemradio"}
 
 
+BUTTONS = {"left": 1, "right": 2}  # a button's bit in the `buttons` mask a press reports
+
+
 def _mouse(session, x, y, button, count, target=None):
     """Press and release at (x, y) of `target`'s viewport (the tab's own session, or the session
     of the out-of-process frame that renders the element)."""
@@ -22,7 +25,7 @@ def _mouse(session, x, y, button, count, target=None):
     # The press is not waited for either: the release that follows is acknowledged after it, in
     # order, so one round trip covers both.
     target.send_nowait("Input.dispatchMouseEvent", {"type": "mousePressed", "x": x, "y": y, "button": button,
-                                                    "clickCount": count, "buttons": 1})
+                                                    "clickCount": count, "buttons": BUTTONS[button]})
     # A click that opens alert()/confirm() blocks the page before it acknowledges the input.
     target.call("Input.dispatchMouseEvent", {"type": "mouseReleased", "x": x, "y": y, "button": button,
                                              "clickCount": count, "buttons": 0}, abort=session.dialog_open)

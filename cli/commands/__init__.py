@@ -6,10 +6,21 @@ from cli import client, signals
 from cli.output import finish
 
 
-def given(args, **fields):
-    """`args` with each field the person gave: a flag that is on, an option with a value. What is
-    left out (off, None, empty, 0) is the broker's default, so it is not sent."""
-    args.update((field, value) for field, value in fields.items() if value)
+def built(builder, values):
+    """The request the command's pure builder makes of its values (cli/build.py); what it refuses
+    is reported as click would. Every parameter must be read by the builder: one it leaves out is
+    a flag declared but never sent (tests/unit/test_fast_path.py runs every option through here)."""
+    from cli.build import Refused, Values
+
+    values = Values(values)
+    try:
+        args = builder(values)
+    except Refused as exc:
+        if exc.param_hint:
+            raise click.BadParameter(exc.message, param_hint=exc.param_hint) from None
+        raise click.UsageError(exc.message) from None
+    unread = values.unread()
+    assert not unread, f"{builder.__name__} does not read {sorted(unread)}: add them to the request or drop them"
     return args
 
 

@@ -7,7 +7,8 @@ import click
 
 from bp import protocol
 from cli import render
-from cli.commands import given, send
+from cli.build import Refused, given
+from cli.commands import built, send
 
 
 def _xy(ctx, param, value):
@@ -29,7 +30,7 @@ def _xy(ctx, param, value):
 @click.option("--right", is_flag=True, help="Right-click.")
 @click.option("-l", "--limit", type=click.IntRange(1, 10000), default=50, show_default=True,
               help="Most elements in the returned observation.")
-def click_ref(ref, xy, double, right, limit):
+def click_ref(**values):
     """Click an element by its ref from the latest snapshot (or at --xy coordinates).
 
     Checked before dispatch: the ref is current, the element enabled and not covered. Returns a
@@ -38,33 +39,42 @@ def click_ref(ref, xy, double, right, limit):
     \b
     Example:  bp click 3
     """
-    if (ref is None) == (xy is None):
-        raise click.UsageError("Give exactly one of REF or --xy.")
-    if double and right:
-        raise click.UsageError("--double and --right cannot be combined.")
-    args = {"limit": limit}
-    if ref is not None:
-        args["ref"] = ref
+    send(protocol.OP_CLICK, built(click_request, values), render.observation)
+
+
+def click_request(v):
+    if (v["ref"] is None) == (v["xy"] is None):
+        raise Refused("Give exactly one of REF or --xy.")
+    if v["double"] and v["right"]:
+        raise Refused("--double and --right cannot be combined.")
+    args = {"limit": v["limit"]}
+    if v["ref"] is not None:
+        args["ref"] = v["ref"]
     else:
-        args["xy"] = xy
-    if right:
+        args["xy"] = v["xy"]
+    if v["right"]:
         args["button"] = "right"
-    if double:
+    if v["double"]:
         args["clickCount"] = 2
-    send(protocol.OP_CLICK, args, render.observation)
+    return args
 
 
 MAX_STDIN_TEXT = 100_000
 
 
 def text_argument(text):
-    """TEXT as given, or from stdin when it is '-' (so a secret stays out of argv), bounded."""
+    """TEXT as given, or from stdin when it is '-' (so a secret stays out of argv); the builder bounds it."""
     if text == "-":
         import sys
 
         text = sys.stdin.read(MAX_STDIN_TEXT + 1)
+    return text
+
+
+def bounded_text(text):
+    """TEXT once read (the builders' check): at most MAX_STDIN_TEXT characters."""
     if len(text) > MAX_STDIN_TEXT:
-        raise click.BadParameter(f"at most {MAX_STDIN_TEXT} characters", param_hint="TEXT")
+        raise Refused(f"at most {MAX_STDIN_TEXT} characters", param_hint="TEXT")
     return text
 
 
@@ -75,7 +85,7 @@ def text_argument(text):
 @click.option("-s", "--submit", is_flag=True, help="Press Enter afterwards (not sent if the page changed meanwhile).")
 @click.option("-l", "--limit", type=click.IntRange(1, 10000), default=50, show_default=True,
               help="Most elements in the returned observation.")
-def type_text(ref, text, clear, submit, limit):
+def type_text(**values):
     """Type TEXT into the field REF from the latest snapshot. TEXT '-' reads it from stdin, so a
     secret never appears in the command line.
 
@@ -86,16 +96,20 @@ def type_text(ref, text, clear, submit, limit):
     Example:  bp type 1 "Ada Lovelace" --clear
     Example:  printf %s "$PASSWORD" | bp type 4 - --submit
     """
-    text = text_argument(text)
-    args = given({"ref": ref, "text": text, "limit": limit}, clear=clear, submit=submit)
-    send(protocol.OP_TYPE, args, render.observation)
+    values["text"] = text_argument(values["text"])
+    send(protocol.OP_TYPE, built(type_request, values), render.observation)
+
+
+def type_request(v):
+    return given({"ref": v["ref"], "text": bounded_text(v["text"]), "limit": v["limit"]},
+                 clear=v["clear"], submit=v["submit"])
 
 
 @click.command()
 @click.argument("ref", type=click.IntRange(1, protocol.MAX_REF))
 @click.option("-l", "--limit", type=click.IntRange(1, 10000), default=50, show_default=True,
               help="Most elements in the returned observation.")
-def hover(ref, limit):
+def hover(**values):
     """Move the pointer over the element REF (for menus that open on hover).
 
     Checked like a click (current ref, not covered); nothing is pressed. Returns a fresh
@@ -104,4 +118,8 @@ def hover(ref, limit):
     \b
     Example:  bp hover 7
     """
-    send(protocol.OP_HOVER, {"ref": ref, "limit": limit}, render.observation)
+    send(protocol.OP_HOVER, built(hover_request, values), render.observation)
+
+
+def hover_request(v):
+    return {"ref": v["ref"], "limit": v["limit"]}

@@ -12,14 +12,13 @@ import click
 
 from bp import protocol
 from bp.errors import BPError, invalid_argument
-from cli import client, render, signals
+from cli import client, render, signals, table
 from cli.output import escape, finish
 
 MAX_STEPS = 50
 MAX_BATCH_BYTES = 1_000_000
-# The commands a step may name: they act on, or read, the selected tab.
-STEP_COMMANDS = ("click", "type", "hover", "keyboard", "press", "scroll", "select", "dropdown", "snapshot", "read",
-                 "search", "find", "locate", "frame", "eval", "open", "wait", "screenshot", "pdf", "upload")
+# The commands a step may name (the command table's `step` rows): they act on, or read, the selected tab.
+STEP_COMMANDS = table.STEPS
 
 
 class _Captured(Exception):

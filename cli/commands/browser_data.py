@@ -10,7 +10,8 @@ import click
 
 from bp import protocol
 from bp.errors import invalid_argument
-from cli.commands import ListingGroup, given, send
+from cli.build import given
+from cli.commands import ListingGroup, send
 from cli.output import escape
 
 MAX_PASSWORD = 4096

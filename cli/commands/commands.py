@@ -8,7 +8,7 @@ import click
 
 from bp import protocol
 from cli import client
-from cli.commands import given
+from cli.build import given
 from cli.output import escape, finish
 
 STATUSES = ("accepted", "dispatched", "completed", "unknown_outcome", "cancelled", "expired")

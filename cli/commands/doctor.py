@@ -16,7 +16,7 @@ import click
 
 from bp import protocol
 from bp.errors import BPError, remediation
-from cli.commands import given
+from cli.build import given
 from cli.output import escape, finish
 
 CHROME_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")

@@ -14,7 +14,8 @@ import click
 from bp import outputs, protocol
 from bp.errors import BPError, invalid_argument
 from cli import client, render
-from cli.commands import given, regular_file, send
+from cli.build import given
+from cli.commands import regular_file, send
 from cli.output import escape, finish
 
 REFS_RE = re.compile(r"^[0-9]{1,5}(,[0-9]{1,5})*$")

@@ -7,8 +7,9 @@ import click
 
 from bp import keys, protocol
 from cli import render
-from cli.commands import given, send
-from cli.commands.actions import text_argument
+from cli.build import given
+from cli.commands import built, send
+from cli.commands.actions import bounded_text, text_argument
 
 
 @click.command()
@@ -20,7 +21,7 @@ from cli.commands.actions import text_argument
 @click.option("--click", "click_css", metavar="CSS", help="Click this element first to focus it.")
 @click.option("-l", "--limit", type=click.IntRange(1, 10000), default=50, show_default=True,
               help="Most elements in the returned observation.")
-def keyboard(text, clear, submit, delay, click_css, limit):
+def keyboard(**values):
     """Type TEXT into whatever has focus (TEXT '-' reads it from stdin).
 
     For fields without a ref (canvas apps, code editors, focus set by the page). Stops before
@@ -29,9 +30,13 @@ def keyboard(text, clear, submit, delay, click_css, limit):
     \b
     Example:  bp keyboard "hello" --click "#editor" --delay 20
     """
-    args = given({"text": text_argument(text), "limit": limit},
-                 clear=clear, submit=submit, delay=delay, click=click_css)
-    send(protocol.OP_KEYBOARD, args, render.observation)
+    values["text"] = text_argument(values["text"])
+    send(protocol.OP_KEYBOARD, built(keyboard_request, values), render.observation)
+
+
+def keyboard_request(v):
+    return given({"text": bounded_text(v["text"]), "limit": v["limit"]},
+                 clear=v["clear"], submit=v["submit"], delay=v["delay"], click=v["click_css"])
 
 
 def _combo(ctx, param, value):
@@ -46,7 +51,7 @@ def _combo(ctx, param, value):
 @click.argument("key", callback=_combo)
 @click.option("-l", "--limit", type=click.IntRange(1, 10000), default=50, show_default=True,
               help="Most elements in the returned observation.")
-def press(key, limit):
+def press(**values):
     """Press one KEY or combo on the focused element: Enter, Tab, Escape, ArrowDown, PageDown,
     Backspace, F5, a, Shift+Tab, Control+a, Meta+c (modifiers Control/Ctrl, Shift, Alt, Meta/Cmd).
 
@@ -56,4 +61,8 @@ def press(key, limit):
     Example:  bp press Enter
     Example:  bp press Control+a
     """
-    send(protocol.OP_PRESS, {"key": key, "limit": limit}, render.observation)
+    send(protocol.OP_PRESS, built(press_request, values), render.observation)
+
+
+def press_request(v):
+    return {"key": v["key"], "limit": v["limit"]}

@@ -12,7 +12,8 @@ import click
 
 from bp import outputs, protocol
 from bp.errors import invalid_argument
-from cli.commands import ListingGroup, given, regular_file, send
+from cli.build import given
+from cli.commands import ListingGroup, regular_file, send
 from cli.output import escape
 
 MOCK_FILE_MAX = 1024 * 1024

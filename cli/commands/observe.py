@@ -7,7 +7,8 @@ import click
 
 from bp import protocol
 from cli import client, render, signals
-from cli.commands import given
+from cli.build import Refused, given
+from cli.commands import built
 from cli.output import finish
 
 
@@ -25,7 +26,7 @@ from cli.output import finish
 @click.option("--disabled", is_flag=True,
               help="Also list the disabled controls (disabledElements, each disabled: true, no ref); "
                    "disabledCount always says how many were left out.")
-def snapshot(limit, diff, grep, role, disabled):
+def snapshot(**values):
     """Show what can be acted on in the selected tab now, as numbered refs.
 
     An element keeps its ref number for as long as it stays in the page: every later snapshot
@@ -39,14 +40,19 @@ def snapshot(limit, diff, grep, role, disabled):
               bp snapshot --grep delete --role button
     """
     signals.install()
-    if diff and (grep is not None or role is not None):
-        raise click.UsageError("give --diff or --grep/--role, not both")
+    finish(client.call(click.get_current_context().obj, protocol.OP_SNAPSHOT, built(snapshot_request, values)),
+           render.observation)
+
+
+def snapshot_request(v):
+    grep, role = v["grep"], v["role"]
+    if v["diff"] and (grep is not None or role is not None):
+        raise Refused("give --diff or --grep/--role, not both")
     if grep is not None and not grep.strip():
-        raise click.BadParameter("the text is empty", param_hint="'--grep'")
-    args = given({"limit": limit}, diff=diff, disabled=disabled)
+        raise Refused("the text is empty", param_hint="'--grep'")
+    args = given({"limit": v["limit"]}, diff=v["diff"], disabled=v["disabled"])
     if grep is not None:
         args["grep"] = grep
     if role is not None:
         args["role"] = role
-    finish(client.call(click.get_current_context().obj, protocol.OP_SNAPSHOT, args),
-           render.observation)
+    return args

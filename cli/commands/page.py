@@ -10,7 +10,8 @@ import re
 import click
 
 from bp import protocol
-from cli.commands import given, send
+from cli.build import given
+from cli.commands import built, send
 from cli.output import escape
 
 MAX_EXPRESSION = 100_000
@@ -92,7 +93,7 @@ def _render_eval(r):
               help="Most characters of text to return (1-1000000).")
 @click.option("--from-anchor", "anchor", metavar="ID",
               help="Start at the element with this id (a section); default: the URL's #fragment, if any.")
-def read(selector, limit, anchor):
+def read(**values):
     """Read the selected frame's text as a person sees it: the main content (or SELECTOR's),
     without navigation, headers/footers, scripts, hidden or aria-hidden parts.
 
@@ -105,12 +106,16 @@ def read(selector, limit, anchor):
     Example:  bp read "#results"
     Example:  bp read --from-anchor installation
     """
-    args = {"limit": limit}
-    if selector is not None:
-        args["selector"] = selector
-    if anchor:
-        args["anchor"] = anchor.lstrip("#") or anchor
-    send(protocol.OP_READ, args, _render_read)
+    send(protocol.OP_READ, built(read_request, values), _render_read)
+
+
+def read_request(v):
+    args = {"limit": v["limit"]}
+    if v["selector"] is not None:
+        args["selector"] = v["selector"]
+    if v["anchor"]:
+        args["anchor"] = v["anchor"].lstrip("#") or v["anchor"]
+    return args
 
 
 @click.command()
@@ -120,7 +125,7 @@ def read(selector, limit, anchor):
 @click.option("--whole-word", is_flag=True, help="Match whole words only.")
 @click.option("-l", "--limit", type=click.IntRange(1, 200), default=20, show_default=True,
               help="Most matches to return (1-200); totalMatches counts them all.")
-def search(query, selector, case_sensitive, whole_word, limit):
+def search(**values):
     """Find QUERY in the rendered text of the selected frame (open shadow DOM and same-origin
     frames included): each match with up to 500 characters of context, its element's tag and
     its box in viewport pixels. Whitespace in QUERY matches any run of whitespace.
@@ -128,10 +133,15 @@ def search(query, selector, case_sensitive, whole_word, limit):
     \b
     Example:  bp search "free shipping" --whole-word
     """
-    args = given({"query": query, "limit": limit}, caseSensitive=case_sensitive, wholeWord=whole_word)
-    if selector is not None:
-        args["selector"] = selector
-    send(protocol.OP_SEARCH, args, _render_search)
+    send(protocol.OP_SEARCH, built(search_request, values), _render_search)
+
+
+def search_request(v):
+    args = given({"query": v["query"], "limit": v["limit"]}, caseSensitive=v["case_sensitive"],
+                 wholeWord=v["whole_word"])
+    if v["selector"] is not None:
+        args["selector"] = v["selector"]
+    return args
 
 
 def _attributes(ctx, param, value):
@@ -153,7 +163,7 @@ def _attributes(ctx, param, value):
 @click.option("--attributes", callback=_attributes, metavar="A,B",
               help="Attributes to report for each element (up to 20 names; values cut at 2048 characters).")
 @click.option("--no-shadow", is_flag=True, help="Do not look inside open shadow roots.")
-def find(selector, limit, attributes, no_shadow):
+def find(**values):
     """List the elements matching the CSS SELECTOR in the selected frame, with tag, role, name,
     text (500 characters at most), visibility, enabled state and box in viewport pixels.
 
@@ -164,8 +174,12 @@ def find(selector, limit, attributes, no_shadow):
     \b
     Example:  bp find "a.result" --attributes href,title --limit 50
     """
-    args = given({"selector": selector, "limit": limit}, attributes=attributes, noShadow=no_shadow)
-    send(protocol.OP_FIND, args, _render_find)
+    send(protocol.OP_FIND, built(find_request, values), _render_find)
+
+
+def find_request(v):
+    return given({"selector": v["selector"], "limit": v["limit"]}, attributes=v["attributes"],
+                 noShadow=v["no_shadow"])
 
 
 @click.command()

@@ -7,7 +7,8 @@ import click
 
 from bp import protocol
 from cli import render
-from cli.commands import send
+from cli.build import Refused
+from cli.commands import built, send
 
 
 @click.command()
@@ -24,7 +25,7 @@ from cli.commands import send
 @click.option("--exact", is_flag=True, help="With --to-text: the whole text of a text node, case-sensitive.")
 @click.option("-l", "--limit", type=click.IntRange(1, 10000), default=50, show_default=True,
               help="Most elements in the returned observation.")
-def scroll(direction, amount, unit, ref, selector, to, to_text, exact, limit):
+def scroll(**values):
     """Scroll the page, or a container, by an amount, to an end, or to a text.
 
     Without arguments: down by one viewport. Give at most one of DIRECTION, --to, --to-text.
@@ -37,31 +38,34 @@ def scroll(direction, amount, unit, ref, selector, to, to_text, exact, limit):
     Example:  bp scroll --to-text "Terms of service"
     Example:  bp scroll --selector "#results" --to end
     """
+    send(protocol.OP_SCROLL, built(scroll_request, values), render.observation)
+
+
+def scroll_request(v):
+    direction, to, to_text = v["direction"], v["to"], v["to_text"]
     if sum(x is not None for x in (direction, to, to_text)) > 1:
-        raise click.UsageError("Give at most one of DIRECTION, --to and --to-text.")
-    if ref is not None and selector is not None:
-        raise click.UsageError("--ref and --selector cannot be combined.")
-    if (amount is not None or unit is not None) and (to is not None or to_text is not None):
-        raise click.UsageError("--amount and --unit go with a direction, not with --to or --to-text.")
-    if exact and to_text is None:
-        raise click.UsageError("--exact goes with --to-text.")
+        raise Refused("Give at most one of DIRECTION, --to and --to-text.")
+    if v["ref"] is not None and v["selector"] is not None:
+        raise Refused("--ref and --selector cannot be combined.")
+    if (v["amount"] is not None or v["unit"] is not None) and (to is not None or to_text is not None):
+        raise Refused("--amount and --unit go with a direction, not with --to or --to-text.")
+    if v["exact"] and to_text is None:
+        raise Refused("--exact goes with --to-text.")
     if to_text is not None and not 1 <= len(to_text) <= 1000:
-        raise click.BadParameter("must be 1-1000 characters", param_hint="--to-text")
-    args = {"limit": limit}
+        raise Refused("must be 1-1000 characters", param_hint="--to-text")
+    args = {"limit": v["limit"]}
     if to is not None:
         args["to"] = to
     elif to_text is not None:
         args["toText"] = to_text
-        if exact:
+        if v["exact"]:
             args["exact"] = True
     else:
         args["direction"] = direction or "down"
-        if amount is not None:
-            args["amount"] = amount
-        if unit is not None:
-            args["unit"] = unit
-    if ref is not None:
-        args["ref"] = ref
-    if selector is not None:
-        args["selector"] = selector
-    send(protocol.OP_SCROLL, args, render.observation)
+        for name in ("amount", "unit"):
+            if v[name] is not None:
+                args[name] = v[name]
+    for name in ("ref", "selector"):
+        if v[name] is not None:
+            args[name] = v[name]
+    return args

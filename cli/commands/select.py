@@ -7,7 +7,8 @@ import click
 
 from bp import protocol
 from cli import render
-from cli.commands import given, send
+from cli.build import Refused, given
+from cli.commands import built, send
 from cli.output import escape
 
 MAX_SELECTOR = 4096
@@ -18,10 +19,10 @@ def _target(value):
     if value.isascii() and value.isdigit():  # "١" is a CSS selector, not ref 1
         ref = int(value)
         if not 1 <= ref <= protocol.MAX_REF:
-            raise click.BadParameter(f"a ref is 1-{protocol.MAX_REF}", param_hint="TARGET")
+            raise Refused(f"a ref is 1-{protocol.MAX_REF}", param_hint="TARGET")
         return {"ref": ref}
     if not value.strip() or len(value) > MAX_SELECTOR:
-        raise click.BadParameter(f"a CSS selector of 1-{MAX_SELECTOR} characters", param_hint="TARGET")
+        raise Refused(f"a CSS selector of 1-{MAX_SELECTOR} characters", param_hint="TARGET")
     return {"selector": value}
 
 
@@ -57,7 +58,7 @@ def dropdown(target):
     Example:  bp dropdown 4
     Example:  bp dropdown "select[name=country]"
     """
-    send(protocol.OP_DROPDOWN, _target(target), _options)
+    send(protocol.OP_DROPDOWN, built(lambda v: _target(v["target"]), {"target": target}), _options)
 
 
 @click.command()
@@ -68,7 +69,7 @@ def dropdown(target):
 @click.option("--contains", is_flag=True, help="Case-insensitive substring match (default: exact).")
 @click.option("-l", "--limit", type=click.IntRange(1, 10000), default=50, show_default=True,
               help="Most elements in the returned observation.")
-def select(target, option, by, contains, limit):
+def select(**values):
     """Choose OPTION in the dropdown TARGET (a ref, or a CSS selector).
 
     A native <select> is set with the input and change events a person's choice fires; an ARIA
@@ -79,7 +80,10 @@ def select(target, option, by, contains, limit):
     Example:  bp select 4 "Canada"
     Example:  bp select "#size" m --by value
     """
-    if len(option) > MAX_SELECTOR:
-        raise click.BadParameter(f"at most {MAX_SELECTOR} characters", param_hint="OPTION")
-    args = given({**_target(target), "option": option, "by": by, "limit": limit}, contains=contains)
-    send(protocol.OP_SELECT, args, render.observation)
+    send(protocol.OP_SELECT, built(select_request, values), render.observation)
+
+
+def select_request(v):
+    if len(v["option"]) > MAX_SELECTOR:
+        raise Refused(f"at most {MAX_SELECTOR} characters", param_hint="OPTION")
+    return given({**_target(v["target"]), "option": v["option"], "by": v["by"], "limit": v["limit"]}, contains=v["contains"])

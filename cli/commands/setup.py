@@ -63,6 +63,10 @@ def _render_status(r):
     return "\n".join(lines)
 
 
+def status_request(v):
+    return {}
+
+
 @click.command()
 def status():
     """Show the service, the browser connection and this Agent's session.
@@ -84,7 +88,7 @@ def report_status(settings, failure=None):
         if client.broker_running(paths.home()) is False:
             finish(_passive_status("stopped"), _render_status)
         try:
-            finish(client.call(settings, protocol.OP_STATUS, {}), _render_status)
+            finish(client.call(settings, protocol.OP_STATUS, status_request({})), _render_status)
         except BPError as exc:
             failure = exc
     if failure.code != "browser_disconnected":

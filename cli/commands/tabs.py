@@ -7,7 +7,8 @@ import click
 
 from bp import protocol
 from cli import render
-from cli.commands import given, send
+from cli.build import given
+from cli.commands import built, send
 from cli.output import escape
 
 
@@ -31,7 +32,11 @@ def tabs():
     \b
     Example:  bp tabs
     """
-    send(protocol.OP_TABS, {}, _render_tabs)
+    send(protocol.OP_TABS, built(tabs_request, {}), _render_tabs)
+
+
+def tabs_request(v):
+    return {}
 
 
 @click.command()
@@ -75,7 +80,7 @@ def _selector(value, field):
 @click.option("--profile", metavar="SELECTOR", help="With --new: the profile for the new tab (see 'bp profiles').")
 @click.option("-l", "--limit", type=click.IntRange(1, 10000), default=50, show_default=True,
               help="Most elements in the returned observation.")
-def open_url(url, new, profile, limit):
+def open_url(**values):
     """Open URL in the selected tab, or in a new managed tab with --new.
 
     A URL without a scheme gets https://. javascript: and browser-internal URLs are refused.
@@ -85,12 +90,16 @@ def open_url(url, new, profile, limit):
     Example:  bp open example.com
     Example:  bp open --new http://127.0.0.1:8000/
     """
+    send(protocol.OP_OPEN, built(open_request, values), render.observation)
+
+
+def open_request(v):
     from bp import urls
 
-    args = given({"url": urls.normalize(url), "limit": limit}, new=new)
-    if profile is not None:
-        args["profile"] = profile
-    send(protocol.OP_OPEN, args, render.observation)
+    args = given({"url": urls.normalize(v["url"]), "limit": v["limit"]}, new=v["new"])
+    if v["profile"] is not None:
+        args["profile"] = v["profile"]
+    return args
 
 
 @click.command()

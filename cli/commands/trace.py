@@ -8,7 +8,8 @@ exported file; the broker, which holds the trace, writes it.
 import click
 
 from bp import outputs, protocol
-from cli.commands import given, send
+from cli.build import given
+from cli.commands import send
 
 
 def _state(r):

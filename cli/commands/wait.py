@@ -6,8 +6,8 @@ Broker side: broker/commands/waits.py and broker/waits/conditions.py (same opera
 import click
 
 from bp import protocol
-from bp.errors import invalid_argument
 from cli import client, signals
+from cli.commands import built
 from cli.output import escape, finish
 
 FLAGS = ("dialog", "download", "popup", "idle")
@@ -53,7 +53,7 @@ def _render(r):
 @click.option("--timeout", "timeout_ms", type=click.IntRange(protocol.TIMEOUT_MIN_MS, protocol.TIMEOUT_MAX_MS),
               metavar="MS", help="How long to wait, in milliseconds (1-300000; default: the global --timeout "
               f"if given, else {protocol.WAIT_TIMEOUT_DEFAULT_MS}).")
-def wait(url, text, selector, dialog, download, popup, idle, hidden, interval, timeout_ms):
+def wait(**values):
     """Wait until one condition holds on the selected tab, at most --timeout (default 30 s).
 
     Give exactly one of --url, --text, --selector, --dialog, --download, --popup, --idle. A condition
@@ -80,19 +80,8 @@ def wait(url, text, selector, dialog, download, popup, idle, hidden, interval, t
       bp click 7 && bp wait --download
       bp open https://app.example && bp wait --idle
     """
-    given = {k: v for k, v in (("url", url), ("text", text), ("selector", selector)) if v is not None}
-    given.update({k: True for k, v in (("dialog", dialog), ("download", download), ("popup", popup), ("idle", idle))
-                  if v})
-    if len(given) != 1:
-        raise invalid_argument("condition", "Give exactly one of --url, --text, --selector, --dialog, --download, --popup, "
-                               "--idle.",
-                               given=sorted(given))
-    for name in ("url", "text", "selector"):
-        if name in given and not given[name].strip():
-            raise invalid_argument(name, f"--{name} must not be empty.")
-    args = dict(given, interval=interval)
-    if hidden:
-        args["hidden"] = True
+    timeout_ms = values.pop("timeout_ms")  # the call's deadline, not an argument of the request
+    args = built(wait_request, values)
     settings = click.get_current_context().obj
     if timeout_ms is None and not settings.timeout_given:
         timeout_ms = protocol.WAIT_TIMEOUT_DEFAULT_MS
@@ -101,11 +90,28 @@ def wait(url, text, selector, dialog, download, popup, idle, hidden, interval, t
     signals.install()
     from cli import progress
 
-    progress.expect(_awaited(given), settings.timeout_ms)
+    progress.expect(_awaited({k: v for k, v in args.items() if k not in ("interval", "hidden")}), settings.timeout_ms)
     reply = client.call(settings, protocol.OP_WAIT, args)
     if reply.get("code") == "wait_timeout" and not reply.get("hint"):
         reply["hint"] = f"Waited {settings.timeout_ms} ms; give 'bp wait ... --timeout MS' to wait longer."
     finish(reply, _render)
+
+
+def wait_request(v):
+    from bp.errors import invalid_argument
+
+    given = {name: v[name] for name in ("url", "text", "selector") if v[name] is not None}
+    given.update({name: True for name in ("dialog", "download", "popup", "idle") if v[name]})
+    if len(given) != 1:
+        raise invalid_argument("condition", "Give exactly one of --url, --text, --selector, --dialog, --download, --popup, "
+                               "--idle.", given=sorted(given))
+    for name in ("url", "text", "selector"):
+        if name in given and not given[name].strip():
+            raise invalid_argument(name, f"--{name} must not be empty.")
+    args = dict(given, interval=v["interval"])
+    if v["hidden"]:
+        args["hidden"] = True
+    return args
 
 
 def _awaited(given):

@@ -1,0 +1,85 @@
+"""docs/design.md's worked example, done for real: a flag added to `bp click` in a scratch copy
+of the source tree, in the three places the example names — the command (its click declaration
+and its request builder), the request's schema, the broker's logic — and nowhere else (then the
+fast table is regenerated, a generated file). Both parsers (the fast path and click) send it,
+and the scratch tree's broker, on real Chromium, presses the middle button with it."""
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from tests import helpers
+from tests.helpers import ref_of
+
+pytestmark = pytest.mark.chromium
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# (file, what is there, what it becomes): each new text is shown in docs/design.md as it is here.
+EDITS = [
+    ("cli/commands/actions.py",
+     '@click.option("--right", is_flag=True, help="Right-click.")\n',
+     '@click.option("--right", is_flag=True, help="Right-click.")\n'
+     '@click.option("--middle", is_flag=True, help="Middle-click (a link opens in a new tab).")\n'),
+    ("cli/commands/actions.py",
+     '    if v["right"]:\n        args["button"] = "right"\n',
+     '    if v["right"]:\n        args["button"] = "right"\n'
+     '    if v["middle"]:\n        args["button"] = "middle"\n'),
+    ("bp/schemas.py",
+     'button = fields.String(validate=validate.OneOf(["left", "right"]))',
+     'button = fields.String(validate=validate.OneOf(["left", "right", "middle"]))'),
+    ("broker/actions/inputs.py",
+     'BUTTONS = {"left": 1, "right": 2}',
+     'BUTTONS = {"left": 1, "right": 2, "middle": 4}'),
+]
+PAGE = """<p id=out>not pressed</p>
+<button onauxclick="document.getElementById('out').textContent = 'pressed with button ' + event.button">Press</button>"""
+
+
+def _scratch_tree(into):
+    for part in ("bp", "cli", "broker", "janitor", "scripts"):
+        shutil.copytree(os.path.join(ROOT, part), os.path.join(into, part),
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    for path, old, new in EDITS:
+        full = os.path.join(into, path)
+        with open(full, encoding="utf-8") as fh:
+            text = fh.read()
+        assert text.count(old) == 1, (path, old)
+        with open(full, "w", encoding="utf-8") as fh:
+            fh.write(text.replace(old, new))
+    subprocess.run([sys.executable, os.path.join(into, "scripts", "fast_table_gen.py")], check=True, cwd=into)
+
+
+def test_the_docs_show_the_example_as_the_test_does_it():
+    with open(os.path.join(ROOT, "docs", "design.md"), encoding="utf-8") as fh:
+        design = fh.read()
+    for path, old, new in EDITS:
+        assert path in design
+        added = [line.strip() for line in new.splitlines() if line.strip() and line not in old.splitlines()]
+        assert all(line in design for line in added), (path, added)
+
+
+def test_a_flag_added_in_three_places_reaches_the_browser(home, env_for, pages):
+    with helpers.scratch_dir("bpw-") as scratch:
+        _scratch_tree(scratch)
+        changed = subprocess.run(["diff", "-rq", "-x", "__pycache__", os.path.join(ROOT, "cli"),
+                                  os.path.join(scratch, "cli")], capture_output=True, text=True).stdout.splitlines()
+        assert sorted(line.split()[1].rsplit("/", 1)[1] for line in changed) == ["actions.py", "fast_table.py"]
+        env = dict(env_for(home), PYTHONPATH=scratch)  # the CLI, its broker and janitor: all the scratch tree's
+
+        def bp(*args, fast=True):
+            entry = "cli.fast" if fast else "cli.main"  # the fast path, or click for every argv
+            code = f"import sys; from {entry} import main; sys.exit(main())"
+            return helpers.Result(subprocess.run([sys.executable, "-c", code, *args], env=env, cwd=scratch,
+                                                 capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL))
+
+        assert bp("connect").rc == 0
+        for fast in (True, False):
+            opened = bp("open", pages.page(PAGE), fast=fast)
+            assert opened.rc == 0, opened
+            clicked = bp("click", str(ref_of(opened.json, "button", "Press")), "--middle", fast=fast)
+            assert clicked.rc == 0, clicked
+            assert "pressed with button 1" in bp("read", fast=fast).json["text"]  # DOM's middle button is 1
