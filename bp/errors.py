@@ -1,8 +1,13 @@
 """The one list of stable error codes, remediation codes, and the failure envelope.
 
 Consumers branch on `code`, never on English text. Codes are never renamed; new ones are
-only added. Kept free of imports so the CLI can load it on every call.
+only added. Kept free of imports so the CLI can load it on every call (the annotations are
+strings: `typing` is imported by the type checker only).
 """
+
+TYPE_CHECKING = False  # typing is never imported at run time here: the checker reads these
+if TYPE_CHECKING:
+    from typing import Any
 
 # The 26 codes of the original 0.5.0 contract, then our additions (marked).
 ERROR_CODES = (
@@ -105,29 +110,36 @@ HINTS = {
 class BPError(Exception):
     """A failure with a stable code. Everything that reaches a user is one of these."""
 
-    def __init__(self, code, message, *, retryable=None, context=None, remediation=None, hint=None):
+    # Set by the CLI on the error an interrupted command ends with (cli/client.py), and read with
+    # getattr(exc, "exit_code", None): most errors never have it.
+    exit_code: "int"
+
+    def __init__(self, code: "str", message: "str", *, retryable: "bool | None" = None,
+                 context: "dict[str, Any] | None" = None, remediation: "dict[str, Any] | None" = None,
+                 hint: "str | None" = None) -> None:
         if code not in _CODE_SET:
             raise ValueError(f"unknown error code {code!r}")
         super().__init__(message)
-        self.code = code
-        self.message = message
-        self.retryable = RETRYABLE.get(code, False) if retryable is None else bool(retryable)
-        self.context = context
-        self.remediation = remediation
-        self.hint = hint
+        self.code: str = code
+        self.message: str = message
+        self.retryable: bool = RETRYABLE.get(code, False) if retryable is None else bool(retryable)
+        self.context: dict[str, Any] | None = context
+        self.remediation: dict[str, Any] | None = remediation
+        self.hint: str | None = hint
 
-    def envelope(self):
+    def envelope(self) -> "dict[str, Any]":
         return failure(self.code, self.message, retryable=self.retryable, context=self.context,
                        remediation=self.remediation, hint=self.hint)
 
 
-def remediation(code, *, action_required=True, message=None):
+def remediation(code: "str", *, action_required: "bool" = True, message: "str | None" = None) -> "dict[str, Any]":
     return {"code": code, "message": message or REMEDIATIONS[code], "actionRequired": action_required}
 
 
-def failure(code, message, *, retryable=None, context=None, remediation=None, hint=None):
+def failure(code: "str", message: "str", *, retryable: "bool | None" = None, context: "dict[str, Any] | None" = None,
+            remediation: "dict[str, Any] | None" = None, hint: "str | None" = None) -> "dict[str, Any]":
     """The public failure envelope (contract §2.2)."""
-    out = {
+    out: dict[str, Any] = {
         "ok": False,
         "error": message,
         "code": code,
@@ -143,16 +155,16 @@ def failure(code, message, *, retryable=None, context=None, remediation=None, hi
     return out
 
 
-def invalid_argument(field, message, **context):
+def invalid_argument(field: "str", message: "str", **context: "Any") -> "BPError":
     return BPError("invalid_argument", message, context={"field": field, **context})
 
 
-def unsafe_state(path, why):
+def unsafe_state(path: "object", why: "str") -> "BPError":
     return BPError("unsafe_state", f"Refusing {path}: {why}.", context={"path": str(path), "reason": why},
                    remediation=remediation("fix_private_state"))
 
 
-def target_crashed(reason, **context):
+def target_crashed(reason: "str", **context: "Any") -> "BPError":
     """A command on a tab whose renderer crashed (`renderer_crashed`) or stopped answering
     (`unresponsive`): fails at once instead of waiting for a page that cannot answer."""
     message = ("The tab's page crashed." if reason == "renderer_crashed"
@@ -161,7 +173,7 @@ def target_crashed(reason, **context):
                    remediation=remediation("reload_or_close_tab"))
 
 
-def browser_unresponsive(**context):
+def browser_unresponsive(**context: "Any") -> "BPError":
     """The whole browser stopped answering (a paused or suspended process, an overloaded
     machine), so the tab cannot be judged: retryable, and the tab is not marked crashed."""
     return BPError("browser_unresponsive", "The browser is not answering (paused, suspended or overloaded); "
@@ -169,7 +181,8 @@ def browser_unresponsive(**context):
                    remediation=remediation("wait_for_browser", action_required=False))
 
 
-def disconnected(message="Browser Pilot is not connected to a browser.", *, remediation_code="connect_browser",
-                 context=None, retryable=True):
+def disconnected(message: "str" = "Browser Pilot is not connected to a browser.", *,
+                 remediation_code: "str" = "connect_browser", context: "dict[str, Any] | None" = None,
+                 retryable: "bool" = True) -> "BPError":
     return BPError("browser_disconnected", message, retryable=retryable, context=context,
                    remediation=remediation(remediation_code))

@@ -23,6 +23,10 @@ to `bp open`) but are neutralised like every other string. Stdlib only, imported
 import os
 import re
 
+TYPE_CHECKING = False  # stdlib only and no typing at run time: the annotations are strings
+if TYPE_CHECKING:
+    from typing import Any
+
 ENV = "BROWSER_PILOT_FENCE"
 _OFF = ("", "0", "false", "no", "off")
 
@@ -56,7 +60,7 @@ def wrap(text, token):
     return f"<<page:{token}>>{neutralise(text)}<<end:{token}>>"
 
 
-def apply(reply, token=None):
+def apply(reply: "dict[str, Any]", token: "str | None" = None) -> "dict[str, Any]":
     """A copy of the reply with its page text fenced and `fence` set to the token used."""
     token = token or new_token()
     out = _walk(reply, token, False)
@@ -64,7 +68,7 @@ def apply(reply, token=None):
     return out
 
 
-def _walk(value, token, page):
+def _walk(value: "Any", token: "str", page: "bool") -> "Any":
     if isinstance(value, str):
         return wrap(value, token) if page and value else neutralise(value)
     if isinstance(value, dict):

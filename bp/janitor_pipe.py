@@ -17,6 +17,8 @@ janitor -> broker
     closed  JSON {"reason"}                                browser WebSocket lost; then exits
 """
 
+from __future__ import annotations
+
 import re
 
 CDP = b"cdp"
@@ -49,11 +51,11 @@ _HEAD_ID = re.compile(rb'^\s*\{\s*"id"\s*:\s*(\d{1,16})\s*,')
 _HEAD_METHOD = re.compile(rb'^\s*\{\s*"method"\s*:\s*"([A-Za-z.]{1,80})"')
 
 
-def peek_id(raw):
+def peek_id(raw: bytes | bytearray | memoryview) -> int | None:
     match = _HEAD_ID.match(raw[:64])
     return int(match.group(1)) if match else None
 
 
-def peek_method(raw):
+def peek_method(raw: bytes | bytearray | memoryview) -> str | None:
     match = _HEAD_METHOD.match(raw[:128])
     return match.group(1).decode() if match else None

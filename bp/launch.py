@@ -108,9 +108,11 @@ def launch(home_dir, headless, extra_args=()):
                                 start_new_session=True, close_fds=True, env=env, cwd="/")
     finally:
         os.close(log_fd)
+    holder_out = proc.stdout
+    assert holder_out is not None  # stdout=PIPE: Popen always made it
     record = None
     try:
-        for line in _holder_lines(proc.stdout, time.monotonic() + START_WAIT_S):
+        for line in _holder_lines(holder_out, time.monotonic() + START_WAIT_S):
             if line.startswith("pid ") and line[4:].isdigit() and record is None:
                 pid = int(line[4:])
                 record = {"schemaVersion": 1, "pid": pid, "startTime": identity.process_start_time(pid),
@@ -121,7 +123,7 @@ def launch(home_dir, headless, extra_args=()):
             elif line == "ready" and record is not None:
                 return _public(record, already_running=False)
     finally:
-        proc.stdout.close()
+        holder_out.close()
     if record is not None:
         _stop_pid(record["pid"], record["startTime"])
     code = proc.poll()

@@ -13,11 +13,15 @@ import uuid
 from bp import identity, paths
 from bp.errors import BPError
 
+TYPE_CHECKING = False  # the CLI reads the locator: typing is the checker's only
+if TYPE_CHECKING:
+    from typing import Any
+
 LOCATOR_SCHEMA = 1
 LOCK_SCHEMA = 1
 
 
-def _load(path):
+def _load(path: "str") -> "tuple[dict[str, Any] | None, tuple[int, int, int] | None]":
     """(record, file identity) or (None, None). Unreadable/unsafe files raise; a file that was
     read but is not our JSON is corruption and reported as such."""
     ident = paths.file_identity(path)
@@ -39,7 +43,7 @@ def locator_path(home_dir):
     return os.path.join(home_dir, paths.LOCATOR_NAME)
 
 
-def read_locator(home_dir):
+def read_locator(home_dir: "str") -> "tuple[dict[str, Any] | None, tuple[int, int, int] | None]":
     return _load(locator_path(home_dir))
 
 

@@ -9,6 +9,7 @@ import logging
 import logging.handlers
 import os
 import re
+from typing import Any
 
 from bp import paths
 
@@ -28,7 +29,7 @@ _INLINE_SECRET = re.compile(
 REDACTED = "[redacted]"
 
 
-def redact(value, depth=0):
+def redact(value: Any, depth: int = 0) -> Any:
     """A copy of value with sensitive fields masked; bounded in depth and size."""
     if depth > 6:
         return "[...]"

@@ -10,6 +10,10 @@ Stdlib only and no marshmallow: the CLI imports this on every call. Schemas are 
 built by bp/schemas.py, on the broker only.
 """
 
+TYPE_CHECKING = False  # typing is never imported at run time (the CLI's every call): annotations are strings
+if TYPE_CHECKING:
+    from typing import Any
+
 # Where the broker runs an operation.
 FRONT = "front"  # on the front loop itself: in-memory only, must never block (a cancel must not queue)
 REQUEST = "request"  # on a request thread
@@ -30,22 +34,31 @@ class Op:
     answers by tests/e2e/test_replies.py."""
 
     __slots__ = ("name", "args", "reply", "mutating", "recorded", "long", "capability", "runs")
+    name: "str"
+    args: "str"  # the name of its argument schema in bp/schemas.py
+    reply: "str | None"  # the name of its reply schema in bp/replies.py
+    mutating: "bool"
+    recorded: "bool"
+    long: "bool"
+    capability: "str"  # one of CAPABILITIES
+    runs: "str"  # FRONT, REQUEST or TAB
 
-    def __init__(self, name, args, *, capability, runs=REQUEST, mutating=False, recorded=True, long=True, reply=None):
+    def __init__(self, name: "str", args: "str", *, capability: "str", runs: "str" = REQUEST, mutating: "bool" = False,
+                 recorded: "bool" = True, long: "bool" = True, reply: "str | None" = None) -> None:
         assert capability in CAPABILITIES, capability
         assert runs in (FRONT, REQUEST, TAB), runs
         self.name, self.args, self.reply = name, args, reply
         self.mutating, self.recorded, self.long = mutating, recorded, long
         self.capability, self.runs = capability, runs
 
-    def __repr__(self):
+    def __repr__(self) -> "str":
         return f"Op({self.name!r})"
 
 
-OPS = {}
+OPS: "dict[str, Op]" = {}
 
 
-def _op(name, args, **kw):
+def _op(name: "str", args: "str", **kw: "Any") -> "str":
     assert name not in OPS, name
     OPS[name] = Op(name, args, **kw)
     return name

@@ -17,6 +17,11 @@ import re
 from bp.ops import MUTATING, OPERATIONS  # noqa: F401
 from bp.ops import *  # noqa: F401,F403  (the OP_* names)
 
+TYPE_CHECKING = False  # typing is never imported at run time (the CLI's every call): annotations are strings
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
 PROTOCOL = (1, 0)  # (major, minor) this package speaks
 PROTOCOL_MIN = (1, 0)  # oldest minor the broker still serves
 PROTOCOL_RANGE = {"min": {"major": PROTOCOL_MIN[0], "minor": PROTOCOL_MIN[1]},
@@ -49,11 +54,11 @@ HEALTH_WAIT_MS = 2_000
 # Extra CLI-side wait beyond the command's own deadline, for the reply to travel back.
 REPLY_MARGIN_MS = 3_000
 
-def canonical_json(value):
+def canonical_json(value: "Any") -> "str":
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def command_id(client, op, args, request_id=None):
+def command_id(client: "str", op: "str", args: "dict[str, Any]", request_id: "str | None" = None) -> "str":
     """Deterministic from the intended call when a request id is given (so a retry from a new
     process finds the same record), random otherwise. Never from anything per process."""
     if request_id is None:
@@ -64,9 +69,11 @@ def command_id(client, op, args, request_id=None):
     return "cmd-" + hashlib.sha256(material).hexdigest()[:32]
 
 
-def encode_request(op, client, args, *, timeout_ms, request_id=None, command=None, installation=None):
-    request = {"v": list(PROTOCOL), "op": op, "client": client, "timeoutMs": timeout_ms, "args": args,
-               "commandId": command or command_id(client, op, args, request_id)}
+def encode_request(op: "str", client: "str", args: "dict[str, Any]", *, timeout_ms: "int",
+                   request_id: "str | None" = None, command: "str | None" = None,
+                   installation: "dict[str, Any] | None" = None) -> "tuple[dict[str, Any], bytes]":
+    request: dict[str, Any] = {"v": list(PROTOCOL), "op": op, "client": client, "timeoutMs": timeout_ms,
+                                 "args": args, "commandId": command or command_id(client, op, args, request_id)}
     if request_id is not None:
         request["requestId"] = request_id
     if installation is not None:
@@ -74,6 +81,6 @@ def encode_request(op, client, args, *, timeout_ms, request_id=None, command=Non
     return request, json.dumps(request, separators=(",", ":")).encode()
 
 
-def compatible(version):
+def compatible(version: "Sequence[int]") -> "bool":
     """Whether this package's broker can serve a request of protocol `version` (major, minor)."""
     return version[0] == PROTOCOL[0] and PROTOCOL_MIN <= tuple(version) <= PROTOCOL

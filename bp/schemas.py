@@ -6,6 +6,8 @@ import this module (marshmallow costs ~90 ms); it trusts only size-bounded repli
 `bp.envelope.check_reply`.
 """
 
+from __future__ import annotations
+
 from marshmallow import EXCLUDE, RAISE, Schema, ValidationError, fields, validate, validates_schema
 
 from bp import ops, protocol
@@ -140,7 +142,7 @@ class KeyboardArgs(Strict):
     limit = fields.Integer(strict=True, validate=validate.Range(min=1, max=10_000))
 
 
-def _key_combo(value):
+def _key_combo(value: str) -> None:
     from bp import keys
 
     try:
@@ -526,10 +528,11 @@ class TraceExportArgs(OutputFields):
     overwrite = fields.Boolean(truthy={True}, falsy={False})
 
 
-def _args_schemas():
+def _args_schemas() -> dict[str, Schema]:
     """Operation name -> its argument schema, by the name bp/ops.py declares. A declared name
     with no schema class fails here, at broker start, not on the first request."""
-    instances, table = {}, {}
+    instances: dict[str, Schema] = {}
+    table: dict[str, Schema] = {}
     for name, op in ops.OPS.items():
         cls = globals().get(op.args)
         if not (isinstance(cls, type) and issubclass(cls, Schema)):
@@ -544,7 +547,7 @@ REPLY = ReplySchema()
 INSTALLATION = InstallationSchema()
 
 
-def first_error(messages, prefix=""):
+def first_error(messages: object, prefix: str = "") -> tuple[str, str]:
     """(field, message) of the first marshmallow error, for a stable `context.field`."""
     if isinstance(messages, dict):
         for key, value in messages.items():

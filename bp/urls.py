@@ -25,6 +25,7 @@ def normalize(url):
     if not match or host_port:
         url = "https://" + url
         match = _SCHEME.match(url)
+    assert match is not None  # "https:" and anything after it is a scheme and a rest
     scheme = match.group(1).lower()
     if scheme not in ALLOWED_SCHEMES:
         raise invalid_argument("url", f"Browser Pilot does not open {scheme}: URLs.", scheme=scheme[:32])
@@ -79,9 +80,12 @@ def _ipv4(host):
         parts = parts[:-1]  # one trailing dot is allowed in an IPv4 host
     if len(parts) > 4:
         return None
-    numbers = [_ipv4_number(p) for p in parts]
-    if any(n is None for n in numbers):
-        return None
+    numbers = []
+    for part in parts:
+        number = _ipv4_number(part)
+        if number is None:
+            return None
+        numbers.append(number)
     if any(n > 255 for n in numbers[:-1]) or numbers[-1] >= 256 ** (5 - len(numbers)):
         return None
     value = numbers[-1]

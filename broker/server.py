@@ -15,6 +15,7 @@ import stat
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, cast
 
 import zmq
 from marshmallow import ValidationError
@@ -30,6 +31,13 @@ from broker.browser.binding import Browser
 from broker.registry import HANDLERS, Request, check_complete
 from broker.tabs.session import Workers
 
+if TYPE_CHECKING:
+    from broker.emulate.emulation import Emulations
+    from broker.files.artifacts import Store
+    from broker.files.downloads import Tracker
+    from broker.network.journal import Hub
+    from broker.trace.book import Traces
+
 log = logging.getLogger("broker")
 
 POLL_MS = 200
@@ -41,12 +49,20 @@ check_complete()  # every declared operation has a handler, and (bp.schemas) an 
 
 
 class Broker:
-    def __init__(self, home_dir, run_dir, policy_in_force=None):
+    # The services every family uses, built once by start_services (after the owner lock:
+    # building the artifact store wipes what a killed broker left in its directory).
+    artifact_store: "Store"  # private copies: screenshots, uploads, downloads (broker/files/artifacts.py)
+    download_tracker: "Tracker"  # downloads of every tab (broker/files/downloads.py)
+    network_hub: "Hub"  # journals, rules, credentials, navigation bounds (broker/network/journal.py, broker/policy/bounds.py)
+    emulations: "Emulations"  # what each managed tab pretends to be (broker/emulate/emulation.py)
+    traces: "Traces"  # bp trace: each key's record of its commands (broker/trace/book.py)
+
+    def __init__(self, home_dir: str, run_dir: str, policy_in_force: "policy.Policy | None" = None):
         self.home_dir = home_dir
         self.run_dir = run_dir
         # The person's launch-time policy (bp/policy.py): fixed for the broker's life.
         self.policy = policy_in_force or policy.Policy.none()
-        self.journal = None  # the audit journal (broker/policy/audit.py), opened by main()
+        self.journal: audit.Journal | None = None  # the audit journal (broker/policy/audit.py), opened by main()
         self.ctx = zmq.Context()
         self.started_at = time.time()
         self.process = identity.own_identity()
@@ -64,14 +80,7 @@ class Broker:
         self._replies_address = "inproc://replies"
         self._local = threading.local()
         self._pool = ThreadPoolExecutor(max_workers=REQUEST_THREADS, thread_name_prefix="request")
-        self._owner_lock_fd = None
-        # The services every family uses, built once by start_services (after the owner lock:
-        # building the artifact store wipes what a killed broker left in its directory).
-        self.artifact_store = None  # private copies: screenshots, uploads, downloads (broker/files/artifacts.py)
-        self.download_tracker = None  # downloads of every tab (broker/files/downloads.py)
-        self.network_hub = None  # journals, rules, credentials, navigation bounds (broker/network/journal.py, broker/policy/bounds.py)
-        self.emulations = None  # what each managed tab pretends to be (broker/emulate/emulation.py)
-        self.traces = None  # bp trace: each key's record of its commands (broker/trace/book.py)
+        self._owner_lock_fd: int | None = None
 
     def _target_gone(self, raw):
         self.workers.stop(raw)
@@ -145,7 +154,8 @@ class Broker:
         except BlockingIOError:
             os.close(fd)  # a CLI probe at this instant (or another broker's): try again next sweep
             return
-        os.close(self._owner_lock_fd)
+        if self._owner_lock_fd is not None:
+            os.close(self._owner_lock_fd)
         self._owner_lock_fd, self._owner_lock_stat = fd, os.fstat(fd)
         log.warning("the owner lock file was deleted or replaced; restored it")
 
@@ -326,8 +336,9 @@ class Broker:
 
     def trace(self, request, reply):
         """A step of the key's trace, if it records one (bp trace; in memory, never fails)."""
-        if self.traces is not None:
-            self.traces.record(request, reply)
+        traces = getattr(self, "traces", None)  # (None before start_services)
+        if traces is not None:
+            traces.record(request, reply)
 
     def _target_origin(self, request):
         """The origin the command aimed at: bp open's URL, else the Agent's selected tab (origin
@@ -501,7 +512,7 @@ def _too_deep():
                             maxDepth=protocol.MAX_REQUEST_DEPTH)
 
 
-def _as_data(value, depth):
+def _as_data(value: Any, depth: int) -> Any:
     """The decoded request with its depth bounded and lone surrogates in every string (keys
     included) replaced, so nothing downstream (errors echoing a key, records, rules) holds text
     that cannot be encoded."""
@@ -516,9 +527,9 @@ def _as_data(value, depth):
     return value
 
 
-def _load(schema, data, prefix=""):
+def _load(schema, data, prefix="") -> dict[str, Any]:
     try:
-        return schema.load(data)
+        return cast(dict, schema.load(data))  # the schemas here load objects
     except ValidationError as exc:
         field, message = schemas.first_error(exc.messages, prefix)
         field = field[:128]  # a field name is the caller's text: bounded in the reply

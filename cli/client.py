@@ -92,9 +92,10 @@ def exchange(home_dir, payload, wait_ms, interruptible=True, ticker=None):
     if ticker is not None:
         check = tick or (lambda: None)
 
-        def tick():
+        def ticking():
             check()
             ticker()
+        tick = ticking
     try:
         return _exchange(home_dir, payload, wait_ms, tick)
     finally:

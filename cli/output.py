@@ -8,14 +8,18 @@ import json
 import os
 import sys
 
+TYPE_CHECKING = False  # typing is never imported at run time (the CLI's every call): annotations are strings
+if TYPE_CHECKING:
+    from typing import NoReturn
+
 EXIT_OK, EXIT_FAILURE, EXIT_SIGINT, EXIT_SIGTERM = 0, 1, 130, 143
 
 
 class Mode:
     """Output mode: explicit --json/--human, else JSON unless stdout is a TTY."""
 
-    forced = None
-    fence = None  # --fence; None: BROWSER_PILOT_FENCE decides (bp/fence.py)
+    forced: "str | None" = None  # "json" or "human"
+    fence: "bool | None" = None  # --fence; None: BROWSER_PILOT_FENCE decides (bp/fence.py)
 
     @classmethod
     def fenced(cls):
@@ -43,7 +47,7 @@ def _escape(value):
     return text.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r").replace("\x1b", "\\x1b")
 
 
-def finish(result, render=None, *, exit_code=None):
+def finish(result, render=None, *, exit_code=None) -> "NoReturn":
     """Print a result (success or failure envelope) and leave the process."""
     if Mode.fenced():
         from bp import fence  # page text between a per-call random boundary: the one place it is applied

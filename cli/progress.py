@@ -23,6 +23,12 @@ def expect(awaited, timeout_ms=None):
     _expected = (awaited, timeout_ms)
 
 
+def forget():
+    """Nothing expected any more (a batch's step said what it waits for; the batch does not)."""
+    global _expected
+    _expected = None
+
+
 def ticker():
     """A Ticker for this command's call, or None (nothing expected, or stderr is no terminal)."""
     if _expected is None:

@@ -49,7 +49,7 @@ class Req:
         self.path = path
         self.tick = tick or (lambda: None)
         self.slice_s = slice_s
-        self.sock = None
+        self.sock: socket.socket | None = None  # connected by connect()
         self._buffer = bytearray()
 
     def close(self):
@@ -67,14 +67,16 @@ class Req:
 
     def _read(self, count, budget):
         """Exactly `count` bytes, or None when `budget` (a one-item list of seconds left) runs out."""
+        sock = self.sock
+        assert sock is not None, "connect() first"
         while len(self._buffer) < count:
             if budget[0] <= 0:
                 return None
             self.tick()
             wait = min(self.slice_s, budget[0])
-            self.sock.settimeout(wait)
+            sock.settimeout(wait)
             try:
-                chunk = self.sock.recv(max(65536, count - len(self._buffer)))
+                chunk = sock.recv(max(65536, count - len(self._buffer)))
             except TimeoutError:
                 budget[0] -= wait
                 continue
@@ -119,8 +121,10 @@ class Req:
             raise NotDelivered(str(exc)) from None
 
     def send(self, payload):
-        self.sock.settimeout(None)
-        self.sock.sendall(_frame(b"", MORE) + _frame(payload))
+        sock = self.sock
+        assert sock is not None, "connect() first"
+        sock.settimeout(None)
+        sock.sendall(_frame(b"", MORE) + _frame(payload))
 
     def recv(self, timeout_s, max_bytes):
         """The reply's payload, or None when it did not come within timeout_s."""

@@ -66,7 +66,7 @@ class Client:
 
 
 class Holder:
-    def __init__(self, to_chrome, from_chrome, listener, chrome_pid):
+    def __init__(self, to_chrome: int, from_chrome: int, listener: "Listener | None", chrome_pid: int) -> None:
         self.chrome_wfd = to_chrome
         self.chrome_rfd = from_chrome
         self.listener = listener
@@ -157,6 +157,7 @@ class Holder:
                     client.contexts.add(result["browserContextId"])
             if not client.gone:
                 head = jp._HEAD_ID.match(message[:64])
+                assert head is not None  # peek_id found the id through this very match
                 self.queue(client, b'{"id":%d,' % client_id, memoryview(message)[head.end():])
             return
         method = jp.peek_method(message)
@@ -227,6 +228,7 @@ class Holder:
     # --- the loop ------------------------------------------------------------------------------
 
     def accept(self):
+        assert self.listener is not None  # polled (and so accepted on) only once bound
         try:
             sock, _ = self.listener.accept()
         except (BlockingIOError, InterruptedError):
@@ -349,7 +351,7 @@ def peer_is_owner(sock):
 
 
 class Listener(socket.socket):
-    identity = None
+    identity: "tuple[int, int] | None" = None  # (st_dev, st_ino) of the socket file it bound
 
 
 def bind_private_socket(path):

@@ -103,6 +103,7 @@ class Janitor:
         if session_id:
             message["sessionId"] = session_id
         self.pending[call_id] = callback or (lambda reply: None)
+        assert self.ws is not None  # every CDP call comes after connect_browser() succeeded
         self.ws.send(json.dumps(message, separators=(",", ":")))
         return call_id
 
@@ -111,6 +112,7 @@ class Janitor:
         out = ctx.socket(zmq.PUSH)
         out.connect("inproc://websocket")
         try:
+            assert self.ws is not None  # the reader starts after connect_browser() succeeded
             while True:
                 opcode, data = self.ws.recv_data()
                 if opcode == websocket.ABNF.OPCODE_CLOSE:
@@ -168,12 +170,13 @@ class Janitor:
             return
         kind, payload = frames
         if kind == jp.CDP:
-            if len(payload) > jp.MAX_BROKER_MESSAGE_BYTES or jp.peek_id(payload) is None \
-                    or jp.peek_id(payload) >= jp.JANITOR_ID_BASE \
+            call_id = jp.peek_id(payload)
+            if len(payload) > jp.MAX_BROKER_MESSAGE_BYTES or call_id is None or call_id >= jp.JANITOR_ID_BASE \
                     or (isinstance(self.ws, unix_cdp.UnixCdp) and b"\0" in payload):
-                self.send(jp.RESULT, {"id": jp.peek_id(payload), "error": {
+                self.send(jp.RESULT, {"id": call_id, "error": {
                     "code": "janitor_error", "message": "refused a malformed or oversized CDP message"}})
                 return
+            assert self.ws is not None  # the broker's messages are read only once connected
             self.ws.send(payload)
         elif kind == jp.CALL:
             self.on_call(payload)

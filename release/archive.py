@@ -46,6 +46,14 @@ class ArchiveError(Exception):
     pass
 
 
+def _member_bytes(tar, member):
+    """A member's content. tarfile has no file object for a directory or a special file."""
+    fh = tar.extractfile(member)
+    if fh is None:
+        raise ArchiveError(f"{member.name} is not a regular file")
+    return fh.read()
+
+
 def archive_name(version):
     return f"browser-pilot-{version}-{PLATFORM}-{ARCH}"
 
@@ -128,7 +136,8 @@ def _check_sources(toc_path, staging):
 
 def _distributions():
     """The installed distributions the archive bundles: setup.cfg's requirements and theirs."""
-    found, todo = {}, list(ROOT_DISTRIBUTIONS)
+    found = {}
+    todo: list[str] = list(ROOT_DISTRIBUTIONS)
     while todo:
         name = todo.pop()
         key = name.lower().replace("_", "-")
@@ -196,7 +205,7 @@ def write_licenses(top):
             continue  # pyzmq's own libraries (symlinks into pyzmq.libs) and Python are above
         package = _debian_package(library)
         copyright_file = package and f"/usr/share/doc/{package.split(':')[0]}/copyright"
-        if copyright_file and os.path.isfile(copyright_file):
+        if package and copyright_file and os.path.isfile(copyright_file):
             shutil.copyfile(copyright_file, os.path.join(out, f"{package.split(':')[0]}-copyright"))
             lines.append(f"{library}: Debian package {package}; {package.split(':')[0]}-copyright")
         else:
@@ -295,14 +304,14 @@ def verify_archive(path, version):
                 problems.append(f"{os.path.basename(path)}: {top}/{required} missing")
         if problems:
             return problems
-        manifest = json.load(tar.extractfile(members[f"{top}/{MANIFEST}"]))
+        manifest = json.loads(_member_bytes(tar, members[f"{top}/{MANIFEST}"]))
         if manifest.get("version") != version or (manifest.get("platform"), manifest.get("arch")) != (PLATFORM, ARCH):
             problems.append(f"archive manifest says {manifest.get('version')} {manifest.get('platform')} "
                             f"{manifest.get('arch')}, expected {version} {PLATFORM} {ARCH}")
         if not members[f"{top}/bp"].mode & 0o100:
             problems.append("archive: bp is not executable")
         listed = {}
-        for line in tar.extractfile(members[f"{top}/{SUMS}"]).read().decode("ascii").splitlines():
+        for line in _member_bytes(tar, members[f"{top}/{SUMS}"]).decode("ascii").splitlines():
             digest, _, rel = line.partition("  ")
             listed[rel] = digest
         regular = {name[len(top) + 1:] for name, m in members.items() if m.isfile() and name != f"{top}/{SUMS}"}
@@ -312,6 +321,6 @@ def verify_archive(path, version):
             member = members.get(f"{top}/{rel}")
             if member is None or not member.isfile():
                 continue
-            if hashlib.sha256(tar.extractfile(member).read()).hexdigest() != digest:
+            if hashlib.sha256(_member_bytes(tar, member)).hexdigest() != digest:
                 problems.append(f"archive: {rel} differs from SHA256SUMS")
     return problems

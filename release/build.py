@@ -240,13 +240,24 @@ def make_index(version, protocol, compat, requires_python, assets, archive=None)
 
 # --- verifying ---------------------------------------------------------------------------------
 
+def _member_bytes(tar, member):
+    """A member's content. tarfile has no file object for a directory or a special file."""
+    fh = tar.extractfile(member)
+    if fh is None:
+        raise ValueError(f"{member.name} is not a regular file")
+    return fh.read()
+
+
 def _wheel_facts(path):
     with zipfile.ZipFile(path) as zf:
         names = zf.namelist()
         meta = next(n for n in names if n.endswith(".dist-info/METADATA"))
         metadata = zf.read(meta).decode("utf-8")
         init = zf.read("bp/__init__.py").decode("utf-8")
-    return _header(metadata, "Version"), re.search(r'__version__\s*=\s*"([^"]+)"', init).group(1), names
+    version = re.search(r'__version__\s*=\s*"([^"]+)"', init)
+    if version is None:
+        raise ValueError(f"{os.path.basename(path)}: bp/__init__.py sets no __version__")
+    return _header(metadata, "Version"), version.group(1), names
 
 
 def _header(metadata, key):
@@ -292,14 +303,14 @@ def verify_release(out_dir, root=ROOT):
             problems.append(f"wheel carries version {wheel_meta} / bp.__version__ {wheel_init}, expected {version}")
         with tarfile.open(os.path.join(out_dir, kinds["sdist"])) as tar:
             pkg_info = next(m for m in tar.getmembers() if m.name.count("/") == 1 and m.name.endswith("/PKG-INFO"))
-            sdist_version = _header(tar.extractfile(pkg_info).read().decode("utf-8"), "Version")
+            sdist_version = _header(_member_bytes(tar, pkg_info).decode("utf-8"), "Version")
         if sdist_version != version:
             problems.append(f"sdist carries version {sdist_version}, expected {version}")
         with tempfile.TemporaryDirectory() as tmp:
             with tarfile.open(os.path.join(out_dir, kinds["skill"])) as tar:
                 member = tar.getmember(f"{SKILL_NAME}/compatibility.json")
                 with open(os.path.join(tmp, "compatibility.json"), "wb") as fh:
-                    fh.write(tar.extractfile(member).read())
+                    fh.write(_member_bytes(tar, member))
             problems += [f"skill archive: {p}" for p in
                          check_versions(version, os.path.join(tmp, "compatibility.json"), index.get("protocol"),
                                         index=index)]
@@ -359,7 +370,7 @@ def build_release(out_dir, *, root=ROOT, skill_dir=None, isolation=True, with_ar
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m release.build", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m release.build", description=(__doc__ or "").split("\n\n")[0])
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument("--out", help="empty (or new) directory to build the release into")
     group.add_argument("--verify", metavar="DIR", help="only verify an already built release directory")

@@ -3,6 +3,7 @@ activating a window), settle, then return a fresh observation with typed evidenc
 
 import os
 import time
+from typing import Any
 
 from bp.errors import BPError
 from broker.actions import pipeline, settle as settling
@@ -79,7 +80,7 @@ def next_frame(session, deadline):
         pass  # the second resolve says whether the element is still there
 
 
-def click(broker, agent, raw, session, args, deadline):
+def click(broker, agent, raw: str, session, args: dict[str, Any], deadline: float) -> Evidence:
     button, count = args.get("button", "left"), args.get("clickCount", 1)
     popups_before = pipeline.opener_tabs(broker, raw)
     before = role = name_before = None
@@ -233,7 +234,7 @@ def send_text(session, text, pin, target=None):
     return "keys"
 
 
-def focus_script(broker, agent, session, opts, timeout_s=10.0):
+def focus_script(broker, agent, session, opts: dict[str, Any], timeout_s: float = 10.0) -> dict[str, Any]:
     """Run scripts/focus.js (the focused element and DOM-change watch) in the tab's world."""
     opts = dict(opts, key=worlds.world_key(agent.key))
     answer = worlds.run_in_world(session, worlds.script("focus.js"), opts, timeout_s)
@@ -336,7 +337,7 @@ def editor_model(session, mark, text, clear, before_length):
     return ((reply or {}).get("result") or {}).get("value")
 
 
-def type_text(broker, agent, raw, session, args, deadline):
+def type_text(broker, agent, raw: str, session, args: dict[str, Any], deadline: float):
     """Focus the ref, optionally clear it, insert the text, optionally press Enter. Every step
     re-checks that the page is the one the first step saw; after the first mutation a change
     ends as unknown_outcome and no remaining step reaches the changed page."""
@@ -477,7 +478,7 @@ def fill_value(broker, agent, raw, session, args, deadline, editable, target):
 HOVER_ACK_S = 5.0
 
 
-def hover(broker, agent, raw, session, args, deadline):
+def hover(broker, agent, raw: str, session, args: dict[str, Any], deadline: float) -> Evidence:
     """Move the pointer over a ref (menus that open on hover). A move is aligned to animation
     frames; its acknowledgement is awaited (bounded) so that the fresh observation sees the
     page's response to it."""

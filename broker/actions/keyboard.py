@@ -3,6 +3,7 @@
 lengths, verdicts and effects — never the text or a field's value."""
 
 import time
+from typing import Any
 
 from bp import keys
 from bp.errors import BPError
@@ -42,7 +43,7 @@ def _type_keys(session, text, delay_s, pin):
             pin.dispatched.append("type")
 
 
-def keyboard(broker, agent, raw, session, args, deadline):
+def keyboard(broker, agent, raw: str, session, args: dict[str, Any], deadline: float):
     text, clear, submit = args["text"], args.get("clear", False), args.get("submit", False)
     delay_s = args.get("delay", 0) / 1000.0
     if delay_s and delay_s * len(text) > max(0.0, deadline - time.monotonic() - 1.0):
@@ -91,7 +92,7 @@ def keyboard(broker, agent, raw, session, args, deadline):
     return typed_verdict(session, evidence, pin, typed, read_back, submit, deadline, Effect.FOCUS_CHANGED)
 
 
-def press(broker, agent, raw, session, args, deadline):
+def press(broker, agent, raw: str, session, args: dict[str, Any], deadline: float) -> Evidence:
     try:
         combo = keys.parse(args["key"])
     except keys.KeyError_ as exc:

@@ -33,7 +33,7 @@ class Browser:
         self.targets = Targets()
         self.identities = {}  # browserContextId -> verified profile identity, this generation
         self.generation = 0
-        self.connection = None  # the latest BrowserConnection (ready, connecting, lost, failed)
+        self.connection: BrowserConnection | None = None  # the latest one (ready, connecting, lost, failed)
         self.overlay = {}  # candidate id -> (state, authorizationState) learnt from explicit connects
         self._lock = threading.Lock()
 
@@ -55,8 +55,9 @@ class Browser:
 
     def candidates(self, browser_filter=None):
         overlay = dict(self.overlay)
-        if self.ready:
-            overlay[self.connection.candidate["id"]] = ("ready", "authorized")
+        conn = self.connection
+        if conn is not None and conn.alive:  # self.ready, on one read of the connection
+            overlay[conn.candidate["id"]] = ("ready", "authorized")
         return discovery.discover(self.home_dir, browser_filter, overlay=overlay)
 
     def summary(self):

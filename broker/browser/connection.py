@@ -13,6 +13,8 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Mapping
+from typing import IO, Any, cast, overload
 
 import zmq
 
@@ -24,13 +26,16 @@ log = logging.getLogger("broker.connection")
 RELAY_POLL_MS = 100
 _pipe_numbers = itertools.count(1)
 
+Abort = Callable[[], object]  # asked while waiting: true once the caller stops waiting
+Reply = dict[str, Any]  # a decoded CDP result (or janitor answer)
+
 
 class _Slot:
     __slots__ = ("event", "reply")
 
     def __init__(self):
         self.event = threading.Event()
-        self.reply = None
+        self.reply: Reply | None = None
 
 
 class CDPError(BPError):
@@ -71,6 +76,9 @@ class CDPError(BPError):
         return "Sanitizing cookie failed" in self.cdp_message or "must have scheme" in self.cdp_message
 
 
+Started = tuple[int, _Slot]  # a call sent, its reply not yet waited for (cdp_start)
+
+
 class BrowserConnection:
     """States: connecting -> ready | failed; ready -> lost (janitor or WebSocket gone) | closed."""
 
@@ -86,23 +94,24 @@ class BrowserConnection:
         # on the first mutation; the transport itself knows nothing of records).
         self.on_dispatch = on_dispatch or (lambda method: None)
         self.state = "connecting"
-        self.failure = None  # {"reason", "message"} when failed or lost
-        self.product = None
+        self.failure: dict[str, Any] | None = None  # {"reason", "message"} when failed or lost
+        self.product: str | None = None
         self.settled = threading.Event()  # set once ready or failed
         self.pipe_address = f"ipc://{os.path.join(run_dir, f'janitor-{os.getpid()}-{next(_pipe_numbers)}.sock')}"
         self._ids = itertools.count(1)
-        self._slots = {}
+        self._slots: dict[int, _Slot] = {}
         self._slots_lock = threading.Lock()
         self._outbox_address = f"inproc://janitor-outbox-{id(self)}"
         self._local = threading.local()
         self._stop = threading.Event()
-        self.owned_popups = {}  # targetId -> openerId, as the janitor reported them
-        self.created = set()  # managed tabs the janitor created (what a successor must take over)
-        self.orphans = set()  # the previous connection's tabs, taken over once this one is ready
+        self.owned_popups: dict[str, str | None] = {}  # targetId -> openerId, as the janitor reported them
+        self.created: set[str] = set()  # managed tabs the janitor created (what a successor must take over)
+        self.orphans: set[str] = set()  # the previous connection's tabs, taken over once this one is ready
         self.reconciled = False  # Target.getTargets loaded into the table after ready
-        self.process = None
-        self._relay = None
-        self.on_ready = None  # callback(connection) just before the state becomes ready
+        self.process: subprocess.Popen[bytes] | None = None
+        self._relay: threading.Thread | None = None
+        # callback(connection) just before the state becomes ready
+        self.on_ready: Callable[[BrowserConnection], object] | None = None
         self.popups_guarded = False  # new tabs wait for the navigation bounds' judgement (broker/network/journal.py)
 
     # --- lifecycle -----------------------------------------------------------------------------
@@ -117,16 +126,18 @@ class BrowserConnection:
         outbox.bind(self._outbox_address)
         # stdin is the janitor's liveness pipe: after the WebSocket URL's one line (kept off
         # argv, which `ps` shows to everyone) we never write to it; our death closes it.
-        self.process = subprocess.Popen(
+        process = self.process = subprocess.Popen(
             [sys.executable, "-m", "janitor", "--pipe", self.pipe_address,
              "--handshake-timeout", str(self.handshake_timeout_s)],
             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True)
+        stdin = cast(IO[bytes], process.stdin)  # stdin=PIPE: never None
         try:
-            self.process.stdin.write(self.ws_url.encode() + b"\n")
-            self.process.stdin.flush()
+            stdin.write(self.ws_url.encode() + b"\n")
+            stdin.flush()
         except OSError:
             pass  # it died at once; the relay loop reports janitor_exited
-        self._relay = threading.Thread(target=self._relay_loop, args=(pipe, outbox), name="janitor-relay", daemon=True)
+        self._relay = threading.Thread(target=self._relay_loop, args=(pipe, outbox, process), name="janitor-relay",
+                                       daemon=True)
         self._relay.start()
 
     def wait_settled(self, timeout_s):
@@ -179,7 +190,7 @@ class BrowserConnection:
             self._local.push = push
         push.send_multipart([kind, payload])
 
-    def _start(self, kind, message):
+    def _start(self, kind: bytes, message: Mapping[str, Any]) -> Started:
         """Send a call; (call id, slot) its reply will land in."""
         if not self.alive:
             raise disconnected("The browser connection is not available.")
@@ -195,12 +206,20 @@ class BrowserConnection:
             raise
         return call_id, slot
 
-    def forget(self, started):
+    def forget(self, started: Started) -> None:
         """Stop expecting the reply of a call started with cdp_start (its reply is dropped)."""
         with self._slots_lock:
             self._slots.pop(started[0], None)
 
-    def _call(self, kind, message, timeout_s, abort=None, started=None):
+    # Without `abort` a reply always comes (or an error is raised): never None.
+    @overload
+    def _call(self, kind: bytes, message: Mapping[str, Any], timeout_s: float, abort: None = None,
+              started: Started | None = None) -> Reply: ...
+    @overload
+    def _call(self, kind: bytes, message: Mapping[str, Any], timeout_s: float, abort: Abort | None = None,
+              started: Started | None = None) -> Reply | None: ...
+    def _call(self, kind: bytes, message: Mapping[str, Any], timeout_s: float, abort: Abort | None = None,
+              started: Started | None = None) -> Reply | None:
         call_id, slot = started or self._start(kind, message)
         try:
             deadline = time.monotonic() + timeout_s
@@ -216,7 +235,14 @@ class BrowserConnection:
             raise disconnected("The browser connection was lost.", remediation_code="connect_browser")
         return slot.reply
 
-    def cdp(self, method, params=None, session_id=None, timeout_s=30.0, abort=None, started=None):
+    @overload
+    def cdp(self, method: str, params: Mapping[str, Any] | None = None, session_id: str | None = None,
+            timeout_s: float = 30.0, abort: None = None, started: Started | None = None) -> Reply: ...
+    @overload
+    def cdp(self, method: str, params: Mapping[str, Any] | None = None, session_id: str | None = None,
+            timeout_s: float = 30.0, abort: Abort | None = None, started: Started | None = None) -> Reply | None: ...
+    def cdp(self, method: str, params: Mapping[str, Any] | None = None, session_id: str | None = None,
+            timeout_s: float = 30.0, abort: Abort | None = None, started: Started | None = None) -> Reply | None:
         """Send a CDP command and wait for its reply. With `abort`, stop waiting (returning None)
         as soon as abort() is true. With `started` (from cdp_start), the command was sent
         already: only its reply is waited for."""
@@ -229,7 +255,7 @@ class BrowserConnection:
             raise CDPError(method, reply["error"])
         return reply.get("result") or {}
 
-    def cdp_start(self, method, params=None, session_id=None):
+    def cdp_start(self, method: str, params: Mapping[str, Any] | None = None, session_id: str | None = None) -> Started:
         """Send a CDP command now and wait for its reply later (cdp(..., started=)), so that the
         round trip overlaps what the caller sends next; forget() it if it is never waited for."""
         self.on_dispatch(method)
@@ -238,7 +264,7 @@ class BrowserConnection:
             message["sessionId"] = session_id
         return self._start(jp.CDP, message)
 
-    def send_nowait(self, method, params=None, session_id=None):
+    def send_nowait(self, method: str, params: Mapping[str, Any] | None = None, session_id: str | None = None) -> None:
         """Send a CDP command whose reply nobody waits for (it is dropped on arrival)."""
         if not self.alive:
             raise disconnected("The browser connection is not available.")
@@ -248,7 +274,7 @@ class BrowserConnection:
             message["sessionId"] = session_id
         self._send(jp.CDP, json.dumps(message, separators=(",", ":")).encode())
 
-    def janitor_call(self, method, params=None, timeout_s=30.0):
+    def janitor_call(self, method: str, params: Mapping[str, Any] | None = None, timeout_s: float = 30.0) -> Reply:
         reply = self._call(jp.CALL, {"method": method, "params": params or {}}, timeout_s)
         if "error" in reply:
             raise BPError("internal_error", f"janitor {method} failed: {reply['error'].get('message')}")
@@ -262,7 +288,7 @@ class BrowserConnection:
 
     # --- the relay loop --------------------------------------------------------------------------
 
-    def _relay_loop(self, pipe, outbox):
+    def _relay_loop(self, pipe: zmq.Socket, outbox: zmq.Socket, process: subprocess.Popen[bytes]) -> None:
         poller = zmq.Poller()
         poller.register(pipe, zmq.POLLIN)
         poller.register(outbox, zmq.POLLIN)
@@ -280,7 +306,7 @@ class BrowserConnection:
                 if pipe in ready:
                     kind, payload = pipe.recv_multipart()
                     self._on_janitor(kind, payload)
-                if self.process.poll() is not None and self.state in ("connecting", "ready"):
+                if process.poll() is not None and self.state in ("connecting", "ready"):
                     # Drain what the janitor said before it went, then record why it ended.
                     while pipe.poll(0):
                         kind, payload = pipe.recv_multipart()
@@ -288,11 +314,11 @@ class BrowserConnection:
                     if self.state in ("connecting", "ready"):
                         failed = self.state == "connecting"
                         self._set_state("failed" if failed else "lost",
-                                        {"reason": "janitor_exited", "message": f"janitor exited ({self.process.returncode})"})
+                                        {"reason": "janitor_exited", "message": f"janitor exited ({process.returncode})"})
                 if self.state == "connecting" and time.monotonic() > deadline:
                     self._set_state("failed", {"reason": "timeout", "message": "The janitor did not report in time."})
-                    self.process.kill()
-                if self.state in ("failed", "lost", "closed") and self.process.poll() is not None:
+                    process.kill()
+                if self.state in ("failed", "lost", "closed") and process.poll() is not None:
                     break
         finally:
             pipe.close(linger=0)
@@ -336,5 +362,5 @@ class BrowserConnection:
         if slot is None:
             return  # the caller gave up; the late answer is dropped
         # Page text may hold lone surrogates: replaced here, where page data enters the broker.
-        slot.reply = text.loads(payload) if isinstance(payload, bytes) else payload
+        slot.reply = cast(Reply, text.loads(payload)) if isinstance(payload, bytes) else payload
         slot.event.set()

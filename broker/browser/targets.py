@@ -8,6 +8,7 @@ import logging
 import re
 import threading
 import uuid
+from typing import Any, cast
 
 from bp import text
 from bp.errors import BPError
@@ -16,6 +17,7 @@ log = logging.getLogger("broker.targets")
 
 # Chrome ends an event of a session with its session id.
 _SESSION_TAIL = re.compile(rb'"sessionId":"([0-9A-Za-z]{1,64})"\}\s*$')
+Message = dict[str, Any]  # a CDP event as text.loads decodes it: always a JSON object
 MAX_TARGETS = 4096
 MAX_PROFILE_CONTEXTS = 128
 EXCLUDED_SCHEMES = ("devtools:", "chrome:", "chrome-extension:", "chrome-untrusted:", "edge:", "edge-extension:",
@@ -69,7 +71,7 @@ class Targets:
         if method is None:
             return
         if self.on_download is not None and (method.startswith("Browser.download") or method == "Page.downloadWillBegin"):
-            message = text.loads(raw)
+            message = cast(Message, text.loads(raw))
             session = self.sessions.get(message.get("sessionId")) if message.get("sessionId") else None
             self.on_download(method, message.get("params") or {}, session.raw_id if session is not None else None)
             if method == "Browser.downloadWillBegin":
@@ -81,7 +83,7 @@ class Targets:
                         tab.deliver(method, message.get("params") or {})
                         break
         if method == "Target.attachedToTarget" and self.on_attached is not None:
-            message = text.loads(raw)
+            message = cast(Message, text.loads(raw))
             if "sessionId" not in message:  # browser level: a new tab waiting for the popup guard
                 self.on_attached(message.get("params") or {})
                 return
@@ -90,7 +92,7 @@ class Targets:
                 session.deliver(method, message.get("params") or {})
             return
         if method.startswith("Target.") and b'"sessionId"' not in raw[-160:]:
-            message = text.loads(raw)
+            message = cast(Message, text.loads(raw))
             self.apply(method, message.get("params") or {})
             return
         if b'"sessionId"' in raw[-160:]:
@@ -102,7 +104,7 @@ class Targets:
                 hook = session.raw_network if session is not None else None
                 if hook is not None and hook(session, method, raw):
                     return
-            message = text.loads(raw)
+            message = cast(Message, text.loads(raw))
             session = self.sessions.get(message.get("sessionId"))
             if session is not None:
                 session.deliver(method, message.get("params") or {})

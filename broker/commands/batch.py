@@ -9,11 +9,12 @@ Agent's last snapshot; the batch observes the tab once at the end.
 """
 
 import time
+from typing import Any, cast
 
 from bp import protocol, schemas
 from bp.errors import BPError, failure
 from broker.records import store
-from broker.registry import HANDLERS, Request, handler, on_tab
+from broker.registry import HANDLERS, Request, Tab, handler, on_tab
 
 # Kept for the closing observation out of the batch's deadline (at most a fifth of it).
 OBSERVE_RESERVE_S = 1.0
@@ -21,15 +22,16 @@ OBSERVATION_KEYS = ("title", "url", "page", "elements", "diff", "truncated", "tr
                     "profileContextId")
 
 
-def _step_request(batch, index, step, deadline):
+def _step_request(batch: Request, index: int, step: dict[str, Any], deadline: float) -> Request:
     remaining_ms = int((deadline - time.monotonic()) * 1000)
     timeout_ms = min(step.get("timeoutMs", remaining_ms), remaining_ms)
-    return Request(op=step["op"], client=batch.client, args=schemas.ARGS_SCHEMAS[step["op"]].load(step["args"]),
+    args = cast("dict[str, Any]", schemas.ARGS_SCHEMAS[step["op"]].load(step["args"]))  # an args schema loads an object
+    return Request(op=step["op"], client=batch.client, args=args,
                    timeout_ms=timeout_ms, command_id=f"{batch.command_id}s{index + 1:02d}", installation=batch.installation,
                    batched=True)
 
 
-def _step_record(broker, batch, request):
+def _step_record(broker, batch: Request, request: Request) -> store.Record:
     parent = batch.record
     record = store.Record(request.command_id, request.op, request.op in protocol.MUTATING,
                              request.timeout_ms / 1000.0, parent.generation if parent else broker.browser.generation,
@@ -39,7 +41,7 @@ def _step_record(broker, batch, request):
     return record
 
 
-def run_step(broker, request):
+def run_step(broker, request: Request) -> dict[str, Any]:
     """One step, as the broker runs a single command of this op: the dispatch-time checks of
     Broker.dispatch (the person's policy: capability_denied, navigation bounds), then its
     handler; the reply envelope as a single command would get it."""
@@ -50,11 +52,11 @@ def run_step(broker, request):
     return broker.run(HANDLERS[request.op].fn, request)
 
 
-def _audit(broker, request, reply):
+def _audit(broker, request: Request, reply: dict[str, Any]) -> None:
     broker.audit(request, reply)  # one audit line per mutating step, as for a single command
 
 
-def _entry(step, reply, command_id):
+def _entry(step: dict[str, Any], reply: dict[str, Any], command_id: str | None) -> dict[str, Any]:
     entry = {"cmd": step["cmd"], "ok": bool(reply.get("ok"))}
     if command_id:
         entry["commandId"] = command_id
@@ -74,7 +76,7 @@ def _entry(step, reply, command_id):
     return entry
 
 
-def _close(tab):
+def _close(tab: Tab) -> dict[str, Any]:
     """The closing observation: the open dialog that blocks the tab, or a fresh snapshot."""
     from broker.observe import snapshot
 
@@ -85,7 +87,7 @@ def _close(tab):
 
 
 @handler(protocol.OP_BATCH)
-def batch(broker, request):
+def batch(broker, request: Request) -> dict[str, Any]:
     steps = request.args["steps"]
     reserve = min(OBSERVE_RESERVE_S, request.timeout_ms / 5000.0)
     deadline = request.deadline - reserve

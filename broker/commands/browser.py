@@ -2,6 +2,7 @@
 
 import logging
 import time
+from typing import Any
 
 import psutil
 
@@ -10,20 +11,20 @@ from bp import discovery, protocol
 from bp.errors import BPError
 from broker.records import store
 from broker.tabs import routing
-from broker.registry import handler
+from broker.registry import Request, handler
 
 log = logging.getLogger("broker.setup")
 
-_process_cache = {}
+_process_cache: dict[int, psutil.Process] = {}
 
 
 @handler(protocol.OP_PING)
-def ping(broker, request):
+def ping(broker, request: Request) -> dict[str, Any]:
     return {"service": {"state": "running", "version": bp.__version__, "pid": broker.process["pid"],
                         "startTime": broker.process["startTime"], "protocol": protocol.PROTOCOL_RANGE}}
 
 
-def _process_row(role, pid):
+def _process_row(role: str, pid: int) -> dict[str, Any]:
     proc = _process_cache.get(pid)
     try:
         if proc is None:
@@ -40,7 +41,7 @@ def _process_row(role, pid):
 
 
 @handler(protocol.OP_STATUS)
-def status(broker, request):
+def status(broker, request: Request) -> dict[str, Any]:
     """Passive: never opens a connection, never creates Agent state."""
     processes = [_process_row("broker", broker.process["pid"])]
     conn = broker.browser.connection
@@ -72,13 +73,13 @@ def status(broker, request):
     return result
 
 
-def _session(broker, agent):
+def _session(broker, agent) -> dict[str, Any]:
     """This Agent's session with its selected `profile` (as `bp profiles` lists it) and `target`
     tab `{index, title, url, origin, profileContextId}`, each null when there is none. Read
     only: no lease renewal, no tab ids minted."""
     if agent is None:
         return {"state": "none", "profile": None, "target": None}
-    out = dict(agent.summary(), profile=None, target=None)
+    out: dict[str, Any] = dict(agent.summary(), profile=None, target=None)
     if not broker.browser.ready or agent.generation != broker.browser.generation:
         return out
     targets = broker.browser.targets
@@ -98,7 +99,7 @@ def _session(broker, agent):
     return out
 
 
-def _crashed_tabs(broker, agent):
+def _crashed_tabs(broker, agent) -> dict[str, Any]:
     """Tabs whose renderer crashed or went silent (commands on them answer target_crashed): the
     Agent's own ids; without Agent state, only how many."""
     crashed = dict(broker.browser.targets.crashed)
@@ -110,7 +111,7 @@ def _crashed_tabs(broker, agent):
     return {"count": len(crashed), "tabs": [{"targetId": r["targetId"], "url": r["url"], **r["crashed"]} for r in rows]}
 
 
-def _recovery_commands(broker, key):
+def _recovery_commands(broker, key: str) -> dict[str, Any]:
     """This key's commands in flight and those whose outcome is unknown (newest first)."""
     book = broker.commands.for_key(key, create=False)
     if book is None:
@@ -119,7 +120,7 @@ def _recovery_commands(broker, key):
             "uncertain": [r.descriptor() for r in book.list({"unknown_outcome"}, limit=20)]}
 
 
-def _command_recovery(commands):
+def _command_recovery(commands: dict[str, Any]) -> dict[str, Any]:
     """What the Agent should do about its own commands before acting again."""
     if commands["uncertain"]:
         newest = commands["uncertain"][0]["id"]
@@ -131,7 +132,7 @@ def _command_recovery(commands):
 
 
 @handler(protocol.OP_BROWSERS)
-def browsers(broker, request):
+def browsers(broker, request: Request) -> dict[str, Any]:
     found = broker.browser.candidates(request.args.get("browser"))
     conn = broker.browser.connection
     bound = conn.candidate["id"] if conn is not None else None
@@ -140,7 +141,7 @@ def browsers(broker, request):
 
 
 @handler(protocol.OP_CONNECT)
-def connect(broker, request):
+def connect(broker, request: Request) -> dict[str, Any]:
     # Reaching for the browser starts at once: a cancel from here on cannot promise that nothing
     # happened; a failure to connect is still just that.
     store.attempting()
@@ -174,7 +175,7 @@ def connect(broker, request):
 
 
 @handler(protocol.OP_DISCONNECT)
-def disconnect(broker, request):
+def disconnect(broker, request: Request) -> dict[str, Any]:
     """Release this Agent; stop the whole broker only for the same installation when no other
     Agent is active (compare-and-stop on the broker's process identity)."""
     store.attempting()  # it releases state from its first step

@@ -1,14 +1,19 @@
 """Tabs family: tabs, tab, open, close, profiles, profile (cli/commands/tabs.py)."""
 
+from typing import TYPE_CHECKING, Any, NoReturn
+
 from bp import protocol
 from bp.errors import BPError, invalid_argument
 from broker.observe import snapshot
 from broker.tabs import profiles as profile_identity
 from broker.tabs import routing
-from broker.registry import handler
+from broker.registry import HandlerAgent, Request, Tab, handler
+
+if TYPE_CHECKING:
+    from broker.tabs.session import TabSession
 
 
-def _row(broker, agent, raw, fresh_titles=False):
+def _row(broker, agent, raw: str, fresh_titles: bool = False) -> dict[str, Any] | None:
     for candidate, row in routing.inventory(broker, agent, fresh_titles):
         if candidate == raw:
             return row
@@ -16,17 +21,17 @@ def _row(broker, agent, raw, fresh_titles=False):
 
 
 @handler(protocol.OP_TABS)
-def tabs(broker, request):
+def tabs(broker, request: Request) -> dict[str, Any]:
     agent = routing.agent_for(broker, request)
     result = {"tabs": [row for _, row in routing.inventory(broker, agent, fresh_titles=True)]}
     return dict(result, **_bounded(broker))
 
 
-def _bounded(broker):
+def _bounded(broker) -> dict[str, Any]:
     """`truncated` of tabs and profiles: the target table (MAX_TARGETS) or the profile ids
     (MAX_PROFILE_CONTEXTS) were full, so some tabs or profiles are not listed."""
     targets = broker.browser.targets
-    out = {"truncated": bool(targets.untracked or targets.unlisted_contexts())}
+    out: dict[str, Any] = {"truncated": bool(targets.untracked or targets.unlisted_contexts())}
     if targets.untracked:
         out["untrackedTargets"] = targets.untracked
     if targets.unlisted_contexts():
@@ -35,7 +40,7 @@ def _bounded(broker):
 
 
 @handler(protocol.OP_TAB)
-def tab(broker, request):
+def tab(broker, request: Request) -> dict[str, Any]:
     agent = routing.agent_for(broker, request)
     selector = request.args.get("targetId") or request.args.get("index")
     if request.args.get("release"):
@@ -55,11 +60,13 @@ def tab(broker, request):
     routing.select(broker, agent, raw)
     _attach(broker, request, raw)
     row = _row(broker, agent, raw, fresh_titles=True)
+    # Just selected: listed unless it closed meanwhile, which stays an internal error as it was.
+    assert row is not None
     return {"index": row["index"], "targetId": row["targetId"], "origin": row["origin"],
             "profileContextId": row["profileContextId"], "title": row["title"], "url": row["url"]}
 
 
-def _attach(broker, request, raw):
+def _attach(broker, request: Request, raw: str) -> None:
     """The tab is held from now on: attach its session now, so that its journals (network,
     console, errors: broker/network/journal.py) start here rather than with its next command."""
     from broker.tabs.session import session_for
@@ -71,7 +78,7 @@ def _attach(broker, request, raw):
         pass  # a crashed or slow tab: its journals start with its next command
 
 
-def _tab_to_open(broker, agent, request):
+def _tab_to_open(broker, agent: HandlerAgent, request: Request) -> str:
     """`bp open URL` navigates the selected tab (opened if none); --new opens a managed tab first."""
     new, profile = request.args.get("new", False), request.args.get("profile")
     if profile is not None and not new:
@@ -83,7 +90,7 @@ def _tab_to_open(broker, agent, request):
 
 
 @handler(protocol.OP_OPEN, pick=_tab_to_open, reloads=True)
-def open_url(tab):
+def open_url(tab: Tab) -> dict[str, Any]:
     from broker.actions import settle
 
     session = tab.session
@@ -113,7 +120,7 @@ def open_url(tab):
     return observation
 
 
-def _bounds_refusal(session, url):
+def _bounds_refusal(session: "TabSession", url: str) -> BPError:
     """capability_denied for a navigation the bounds stopped: `redirect_blocked` only when what was
     stopped is not the URL asked for itself, as the browser spells it (a decimal or hex IP, say)."""
     from bp import policy
@@ -129,7 +136,7 @@ def _bounds_refusal(session, url):
     return policy.navigation_denied(protocol.OP_OPEN, origin, reason=reason)
 
 
-def _refuse_open(tab, error):
+def _refuse_open(tab: Tab, error: BPError) -> NoReturn:
     """A refused `open --new` leaves nothing behind: the Agent's selection is the one before,
     and the new tab is closed (after the reply: not from the tab's own worker)."""
     before = getattr(tab.request, "selection_before", None)
@@ -141,7 +148,8 @@ def _refuse_open(tab, error):
     raise error
 
 
-def _observe_opened(tab, session, result, record):
+def _observe_opened(tab: Tab, session: "TabSession", result: dict[str, Any],
+                    record: dict[str, Any] | None) -> dict[str, Any]:
     observation = None
     if not result.get("dialog"):
         try:
@@ -168,7 +176,7 @@ def _observe_opened(tab, session, result, record):
 ERROR_PAGE_ELEMENTS = 10  # of the browser's error page, kept in the failure's context
 
 
-def navigation_failed(url, error, observation):
+def navigation_failed(url: str, error: str, observation: dict[str, Any]) -> BPError:
     """`bp open` of a URL the browser could not load: a retryable failure (exit 1), never an
     ok answer with the browser's error page. The error page's observation stays in the context
     (Chrome's "Reload" button is a ref the Agent may use); the URL is shown as origin and path."""
@@ -185,7 +193,7 @@ def navigation_failed(url, error, observation):
 
 
 @handler(protocol.OP_CLOSE)
-def close(broker, request):
+def close(broker, request: Request) -> dict[str, Any]:
     agent = routing.agent_for(broker, request)
     if request.args.get("all"):
         raws = routing.agent_managed_tabs(broker, agent)
@@ -211,7 +219,7 @@ def close(broker, request):
 
 
 @handler(protocol.OP_PROFILES)
-def profiles(broker, request):
+def profiles(broker, request: Request) -> dict[str, Any]:
     agent = routing.agent_for(broker, request)
     if request.args.get("identify") or request.args.get("refresh"):
         if request.args.get("refresh"):
@@ -222,7 +230,7 @@ def profiles(broker, request):
 
 
 @handler(protocol.OP_PROFILE)
-def profile(broker, request):
+def profile(broker, request: Request) -> dict[str, Any]:
     agent = routing.agent_for(broker, request)
     context = routing.resolve_profile(broker, agent, request.args["selector"])
     agent.selected_profile = context

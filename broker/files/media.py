@@ -16,6 +16,8 @@ import math
 import os
 import struct
 import time
+from collections.abc import Mapping
+from typing import Any
 
 from bp import outputs
 from bp.errors import BPError, invalid_argument
@@ -30,7 +32,7 @@ ANNOTATION_WORLD = "browser-pilot.screenshot-annotation.v1"
 # --- helpers -------------------------------------------------------------------------------------
 
 
-def _timeout(deadline, floor=1.0):
+def _timeout(deadline: float, floor: float = 1.0) -> float:
     return max(floor, deadline - time.monotonic())
 
 
@@ -39,14 +41,14 @@ def _in_world(session, source, opts, timeout_s, await_promise=False):
     return worlds.run_in_world(session, source, opts, timeout_s, await_promise=await_promise)
 
 
-def png_size(data):
+def png_size(data: bytes) -> tuple[int, int] | tuple[None, None]:
     """(width, height) from a PNG's IHDR chunk, or (None, None)."""
     if len(data) >= 24 and data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR":
         return struct.unpack(">II", data[16:24])
     return None, None
 
 
-def model_size(width, height):
+def model_size(width: int | None, height: int | None) -> tuple[int, int] | None:
     """Dimensions scaled to fit MODEL_MAX_SIDE (aspect kept), or None when already small enough."""
     if not width or not height or max(width, height) <= MODEL_MAX_SIDE:
         return None
@@ -54,7 +56,8 @@ def model_size(width, height):
     return max(1, round(width * scale)), max(1, round(height * scale))
 
 
-def _export(broker, agent, args, kind, data, mime, default_name, extra=None):
+def _export(broker, agent, args: dict[str, Any], kind: str, data: bytes, mime: str,
+            default_name: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """Store (quota), export to the resolved path, release the copy; the file result."""
     store = broker.artifact_store
     item = store.put_bytes(agent, kind, data, mime)
@@ -67,7 +70,7 @@ def _export(broker, agent, args, kind, data, mime, default_name, extra=None):
     return result
 
 
-def timestamp():
+def timestamp() -> str:
     """UTC ISO time without milliseconds, ':' -> '-' (contract §1.3 default names)."""
     return time.strftime("%Y-%m-%dT%H-%M-%S", time.gmtime())
 
@@ -167,7 +170,7 @@ def _annotation_boxes(broker, agent, raw, session, refs, width, height, deadline
 CAPTURE_WAKE_S = 0.25
 
 
-def _capture(session, params, timeout_s):
+def _capture(session, params: Mapping[str, Any], timeout_s: float) -> dict[str, Any]:
     """Page.captureScreenshot waits for a new frame, and a tab that draws none (a background
     tab) may never answer it; a second capture request makes Chrome produce the frame and
     answer both. So a capture not answered after CAPTURE_WAKE_S is asked again (then every
@@ -184,12 +187,12 @@ def _capture(session, params, timeout_s):
     return session.call("Page.captureScreenshot", params, timeout_s=timeout_s, abort=wake)
 
 
-def screenshot(broker, agent, raw, session, args, deadline):
+def screenshot(broker, agent, raw: str, session, args: dict[str, Any], deadline: float) -> dict[str, Any]:
     from broker.page import content as page
 
     page.check_dialog(session)
-    params = {"format": "png"}
-    extra = {}
+    params: dict[str, Any] = {"format": "png"}
+    extra: dict[str, Any] = {}
     boxes = None
     if args.get("full"):
         metrics, _, _ = _viewport(session)
@@ -258,7 +261,7 @@ def _draw(session, png_b64, boxes, vw, vh, deadline):
 # --- pdf -----------------------------------------------------------------------------------------
 
 
-def pdf(broker, agent, raw, session, args, deadline):
+def pdf(broker, agent, raw: str, session, args: dict[str, Any], deadline: float) -> dict[str, Any]:
     from broker.page import content as page
 
     page.check_dialog(session)
@@ -277,11 +280,11 @@ def pdf(broker, agent, raw, session, args, deadline):
 # --- downloads -----------------------------------------------------------------------------------
 
 
-def download_rows(broker, agent):
+def download_rows(broker, agent) -> list[dict[str, Any]]:
     return [row for _, row in broker.download_tracker.rows(agent)]
 
 
-def download_export(broker, agent, args):
+def download_export(broker, agent, args: dict[str, Any]) -> dict[str, Any]:
     tracker = broker.download_tracker
     record = tracker.find(agent, args["selector"])
     if record.state == "failed" and record.reason == "quota_exceeded":
@@ -376,7 +379,7 @@ def _input_by_nth(session, nth, timeout_s):
     return session, object_id
 
 
-def upload_refused(reason):
+def upload_refused(reason: str) -> BPError:
     """The failure for an unusable upload source: never names the path."""
     messages = {"not_found": "The file to upload does not exist.", "symlink": "The file to upload is a symbolic link; give the file itself.",
                 "not_regular_file": "The file to upload is not a regular file.", "not_readable": "The file to upload cannot be read.",
@@ -385,7 +388,7 @@ def upload_refused(reason):
     return invalid_argument("filepath", messages.get(reason, "The file to upload cannot be used."), reason=reason)
 
 
-def upload(broker, agent, raw, session, args, deadline):
+def upload(broker, agent, raw: str, session, args: dict[str, Any], deadline: float) -> dict[str, Any]:
     """Copy the caller's file into the Agent's storage (kept there, with its base name, until the
     key is released or the copy expires: Chrome reads the file again when the form is sent) and
     assign it to the file input. Evidence never names the path."""
@@ -424,7 +427,7 @@ def upload(broker, agent, raw, session, args, deadline):
         store.release(item)
         raise BPError("unknown_outcome", "The file may or may not have been assigned to the input.",
                       context={"action": "upload", "reason": "assign_failed"}) from None
-    evidence = {"action": "upload", "expectedFileCount": 1}
+    evidence: dict[str, Any] = {"action": "upload", "expectedFileCount": 1}
     try:
         reply = target.call("Runtime.callFunctionOn", {"functionDeclaration": READ_FILES, "objectId": object_id,
                                                         "arguments": [{"value": name}], "returnByValue": True},

@@ -9,6 +9,7 @@ That is a composite action: every step re-checks the page; a change before the f
 
 import os
 import time
+from typing import Any
 
 from bp.errors import BPError
 from broker.actions import inputs, settle as settling
@@ -31,7 +32,7 @@ def _on_target(broker, agent, raw, session, args, opts):
     return by_selector(session, source, {**opts, "selector": args["selector"]})
 
 
-def dropdown(broker, agent, raw, session, args):
+def dropdown(broker, agent, raw: str, session, args: dict[str, Any]) -> dict[str, Any]:
     answer = _on_target(broker, agent, raw, session, args, {"op": "inspect"})
     if not answer or answer.get("notDropdown"):
         raise _not_dropdown()
@@ -40,7 +41,7 @@ def dropdown(broker, agent, raw, session, args):
                                                    "truncated")}}
 
 
-def select(broker, agent, raw, session, args, deadline):
+def select(broker, agent, raw: str, session, args: dict[str, Any], deadline: float):
     if "ref" in args:
         info = slider.slider_of(broker, agent, raw, session, args["ref"])
         if info:
@@ -54,7 +55,7 @@ def select(broker, agent, raw, session, args, deadline):
         # Later steps run where the ref lives (an out-of-process iframe has its own world and
         # its own input target), on the bound handle: the combobox's name may change meanwhile.
         _, world, _ = snapshot.check_ref(broker, agent, raw, session, args["ref"])
-        where = dict(zip(("input", "x", "y"), inputs.input_point(session, answer)))
+        where: dict[str, Any] = dict(zip(("input", "x", "y"), inputs.input_point(session, answer)))
     else:
         bound = _on_target(broker, agent, raw, session, args, {**slot, "op": "bind", "preflight": True})
         world = None
@@ -68,7 +69,7 @@ def select(broker, agent, raw, session, args, deadline):
     loader, since = session.loader, session.mark()
     dispatched = []
 
-    def step(op, **extra):
+    def step(op: str, **extra: Any) -> dict[str, Any]:
         opts, on_slot = {**slot, **match, "op": op, **extra}, worlds.helper("onSlot")
         try:
             if world is None:
@@ -129,7 +130,7 @@ def select(broker, agent, raw, session, args, deadline):
     if found.get("notFound"):
         return evidence("mismatch", found.get("selected", []), "option_not_found")
     if found.get("disabled"):
-        context = {"field": "option", "reason": "option_disabled"}
+        context: dict[str, Any] = {"field": "option", "reason": "option_disabled"}
         if dispatched:
             context.update({"action": "select", "step": "option", "dispatchedSteps": len(dispatched),
                             "remainingStepsStopped": True})

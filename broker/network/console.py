@@ -8,7 +8,13 @@ in Chrome's "console" object group; it is released every CONSOLE_RELEASE_EVERY m
 a chatty page does not keep its logged objects alive. Console text never reaches the log.
 """
 
+import threading
+from typing import TYPE_CHECKING, Any
+
 from broker.network.entries import MAX_URL, now_ms
+
+if TYPE_CHECKING:
+    from broker.policy.bounds import HubBroker
 
 CONSOLE_RELEASE_EVERY = 200
 MAX_CONSOLE = 500
@@ -24,7 +30,16 @@ _LEVEL_OF = {"log": "info", "info": "info", "debug": "debug", "dir": "info", "di
 class Console:
     """Hub's part that journals Runtime.consoleAPICalled and Runtime.exceptionThrown."""
 
-    def _runtime(self, session, method, params):
+    # The Hub's own, which this part uses (broker/network/journal.py, not imported: it imports this module).
+    broker: "HubBroker"
+    lock: threading.RLock
+
+    if TYPE_CHECKING:
+        def _owner_state(self, session) -> Any: ...  # the holder's KeyState, or None
+        @staticmethod
+        def _send(session, method: str, params: dict[str, Any] | None) -> None: ...
+
+    def _runtime(self, session, method: str, params: dict[str, Any]) -> None:
         if method not in ("Runtime.consoleAPICalled", "Runtime.exceptionThrown"):
             return
         state = self._owner_state(session)
@@ -67,7 +82,7 @@ class Console:
                 state.errors.append(row)
 
 
-def _remote_text(arg):
+def _remote_text(arg: dict[str, Any]) -> str:
     if "value" in arg:
         value = arg["value"]
         return value if isinstance(value, str) else str(value).lower() if isinstance(value, bool) else str(value)
@@ -76,7 +91,7 @@ def _remote_text(arg):
     return str(arg.get("description") or arg.get("type") or "")
 
 
-def console_rows(hub_, agent, args):
+def console_rows(hub_, agent, args: dict[str, Any]) -> dict[str, Any]:
     state = hub_.state(agent)
     limit = args.get("limit", 50)
     level = args.get("level")
@@ -85,19 +100,19 @@ def console_rows(hub_, agent, args):
         rows = [dict(r) for r in state.console if LEVELS.index(r["level"]) >= floor]
         dropped = state.console_dropped
     truncated = len(rows) > limit
-    result = {"messages": rows[-limit:], "total": len(rows), "truncated": truncated}
+    result: dict[str, Any] = {"messages": rows[-limit:], "total": len(rows), "truncated": truncated}
     if dropped:
         result["dropped"] = dropped
     return result
 
 
-def error_rows(hub_, agent, args):
+def error_rows(hub_, agent, args: dict[str, Any]) -> dict[str, Any]:
     state = hub_.state(agent)
     limit = args.get("limit", 50)
     with hub_.lock:
         rows = [dict(r) for r in state.errors]
         dropped = state.errors_dropped
-    result = {"errors": rows[-limit:], "total": len(rows), "truncated": len(rows) > limit}
+    result: dict[str, Any] = {"errors": rows[-limit:], "total": len(rows), "truncated": len(rows) > limit}
     if dropped:
         result["dropped"] = dropped
     return result

@@ -12,11 +12,16 @@ import base64
 import logging
 import os
 import re
+import threading
 import time
+from typing import TYPE_CHECKING, Any
 
 from bp import globs, ops, policy
 from bp.errors import BPError, invalid_argument
 from broker.network.entries import MAX_HEADER_VALUE, redact
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
 
 log = logging.getLogger("broker.network")
 
@@ -25,7 +30,7 @@ MAX_MOCK_BODY = 1024 * 1024
 MAX_AUTH_ATTEMPTS = 1
 
 
-def glob_matcher(pattern, field="url"):
+def glob_matcher(pattern: str, field: str = "url") -> globs.Glob:
     """A case-insensitive full-match glob where only `*` is special (contract §1.3), in linear time."""
     return globs.matcher(pattern, field)
 
@@ -38,7 +43,7 @@ HEADER_NAME_RE = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$")
 _HEADER_VALUE_BAD = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # CR, LF, NUL...: tab is allowed
 
 
-def check_header(name, value, field="headers"):
+def check_header(name: Any, value: Any, field: str = "headers") -> None:
     """invalid_argument unless `name: value` is a header a rule may set (RFC 9110 token name, no
     control character in the value, not a hop-by-hop or routing header)."""
     if not isinstance(name, str) or not HEADER_NAME_RE.match(name):
@@ -51,7 +56,8 @@ def check_header(name, value, field="headers"):
 
 
 class Rule:
-    def __init__(self, kind, pattern, status=None, body=None, content_type=None, headers=None):
+    def __init__(self, kind: str, pattern: str, status: int | None = None, body: bytes | None = None,
+                 content_type: str | None = None, headers: list[dict[str, str]] | None = None):
         self.id = "rule:" + os.urandom(8).hex()
         self.kind = kind
         self.pattern = pattern
@@ -62,11 +68,16 @@ class Rule:
         self.headers = headers or []
         self.added = time.monotonic()
 
-    def row(self):
-        row = {"id": self.id, "type": self.kind, "pattern": self.pattern}
+    def mock_body(self) -> bytes:
+        """A mock's body (a mock rule always has one, add_rule)."""
+        assert self.body is not None, self.kind
+        return self.body
+
+    def row(self) -> dict[str, Any]:
+        row: dict[str, Any] = {"id": self.id, "type": self.kind, "pattern": self.pattern}
         if self.kind == "mock":
             row["status"] = self.status
-            row["bodySize"] = len(self.body)
+            row["bodySize"] = len(self.mock_body())
             if self.content_type:
                 row["contentType"] = self.content_type
         if self.kind == "headers":
@@ -77,7 +88,7 @@ class Rule:
         return row
 
 
-def choose(rules, url):
+def choose(rules: list[Rule], url: str) -> Rule | None:
     """Deterministic precedence: block > mock > headers; within a kind the most recently added
     rule wins (headers rules all apply, later ones overriding the same header)."""
     for kind in ("block", "mock", "headers"):
@@ -90,7 +101,22 @@ def choose(rules, url):
 class Interception:
     """Hub's part that answers paused requests (Fetch.requestPaused, Fetch.authRequired)."""
 
-    def _fetch(self, session, method, params):
+    # The Hub's own, and its other parts', which this part uses (broker/network/journal.py, not
+    # imported: it imports this module).
+    lock: threading.RLock
+    _checks: "ThreadPoolExecutor | None"  # threads that read Chrome's answer to a rule's change (_send_checked)
+
+    if TYPE_CHECKING:
+        def _owner_state(self, session) -> Any: ...  # the holder's KeyState, or None
+        @staticmethod
+        def _send(session, method: str, params: dict[str, Any] | None) -> None: ...
+        def _out_of_bounds(self, session, params: dict[str, Any]) -> str | None: ...
+        @staticmethod
+        def _top_level(session, params: dict[str, Any]) -> bool: ...
+        def _blocked(self, session, origin: str | None) -> None: ...
+        def _guard_done(self, session, params: dict[str, Any]) -> None: ...
+
+    def _fetch(self, session, method: str, params: dict[str, Any]) -> None:
         request_id = params.get("requestId")
         state = self._owner_state(session)
         if method == "Fetch.authRequired":
@@ -125,12 +151,12 @@ class Interception:
             self._send(session, "Fetch.failRequest", {"requestId": request_id, "errorReason": "BlockedByClient"})
         elif rule.kind == "mock":
             headers = [{"name": "Content-Type", "value": rule.content_type or "text/plain; charset=utf-8"},
-                       {"name": "Content-Length", "value": str(len(rule.body))},
+                       {"name": "Content-Length", "value": str(len(rule.mock_body()))},
                        {"name": "X-Content-Type-Options", "value": "nosniff"},
                        {"name": "Access-Control-Allow-Origin", "value": "*"}]
             self._send_checked(session, state, params, "Fetch.fulfillRequest", {
                 "requestId": request_id, "responseCode": rule.status, "responseHeaders": headers,
-                "body": base64.b64encode(rule.body).decode("ascii")})
+                "body": base64.b64encode(rule.mock_body()).decode("ascii")})
         else:
             merged = {}
             for name, value in (request.get("headers") or {}).items():
@@ -141,7 +167,7 @@ class Interception:
             self._send_checked(session, state, params, "Fetch.continueRequest", {"requestId": request_id, "headers": [
                 {"name": n, "value": v} for n, v in merged.values()]})
 
-    def _send_checked(self, session, state, paused, method, params):
+    def _send_checked(self, session, state, paused: dict[str, Any], method: str, params: dict[str, Any]) -> None:
         """Send a rule's change of a paused request and read Chrome's answer off the relay thread:
         if Chrome refuses it, the request continues unmodified (never left paused) and its
         journal entry says why."""
@@ -161,7 +187,7 @@ class Interception:
 
         self._checker().submit(run)
 
-    def _checker(self):
+    def _checker(self) -> "ThreadPoolExecutor":
         with self.lock:
             if self._checks is None:
                 from concurrent.futures import ThreadPoolExecutor
@@ -169,13 +195,13 @@ class Interception:
                 self._checks = ThreadPoolExecutor(max_workers=4, thread_name_prefix="net-rule")
             return self._checks
 
-    def _auth(self, session, state, params):
+    def _auth(self, session, state, params: dict[str, Any]) -> None:
         request_id = params.get("requestId")
         challenge = params.get("authChallenge") or {}
         answer = {"response": "Default"}
         creds = state.auth if state is not None else None
-        if creds is not None and (not creds.get("origin") or
-                                  str(challenge.get("origin") or "").lower().rstrip("/") == creds["origin"]):
+        if state is not None and creds is not None and (not creds.get("origin") or
+                                                        str(challenge.get("origin") or "").lower().rstrip("/") == creds["origin"]):
             with self.lock:
                 tries = state.auth_attempts.get(request_id, 0)
                 if len(state.auth_attempts) > 1024:
@@ -191,7 +217,7 @@ class Interception:
 
 # --- commands (request threads) ------------------------------------------------------------------
 
-def add_rule(hub_, agent, args):
+def add_rule(hub_, agent, args: dict[str, Any]) -> dict[str, Any]:
     state = hub_.state(agent)
     kind, pattern = args["type"], args["pattern"]
     if kind == "mock":
@@ -230,13 +256,13 @@ def add_rule(hub_, agent, args):
     return {"rule": rule.row()}
 
 
-def list_rules(hub_, agent):
+def list_rules(hub_, agent) -> dict[str, Any]:
     state = hub_.state(agent)
     with hub_.lock:
         return {"rules": [r.row() for r in reversed(state.rules)]}  # precedence order within a kind
 
 
-def remove_rules(hub_, agent, args):
+def remove_rules(hub_, agent, args: dict[str, Any]) -> dict[str, Any]:
     state = hub_.state(agent)
     with hub_.lock:
         if args.get("all"):
@@ -254,7 +280,7 @@ def remove_rules(hub_, agent, args):
     return {"removed": removed}
 
 
-def set_auth(hub_, agent, args):
+def set_auth(hub_, agent, args: dict[str, Any]) -> dict[str, Any]:
     state = hub_.state(agent)
     origin = args.get("origin")
     if origin:
@@ -270,7 +296,7 @@ def set_auth(hub_, agent, args):
     return {"origin": origin} if origin else {}
 
 
-def clear_auth(hub_, agent):
+def clear_auth(hub_, agent) -> dict[str, Any]:
     state = hub_.state(agent)
     with hub_.lock:
         had, state.auth = state.auth is not None, None

@@ -42,13 +42,15 @@ import logging
 import re
 import threading
 import time
+from collections.abc import Callable, ValuesView
+from typing import Any, Literal, cast, overload
 
 from bp.text import loads as load_event
 from bp.errors import BPError, invalid_argument
 from broker.network.console import Console, MAX_CONSOLE, MAX_ERRORS
 from broker.network.entries import JOURNALED, MAX_ENTRIES, Entry, apply_event, redact
-from broker.network.interception import Interception, glob_matcher
-from broker.policy.bounds import ALL_REQUESTS, Bounds
+from broker.network.interception import Interception, Rule, glob_matcher
+from broker.policy.bounds import ALL_REQUESTS, Bounds, HubBroker
 
 log = logging.getLogger("broker.network")
 
@@ -69,15 +71,15 @@ _REQUEST_ID = re.compile(rb'\{"method":"Network\.[A-Za-z]{1,64}","params":\{"req
 class KeyState:
     def __init__(self, agent):
         self.agent = agent
-        self.entries = collections.OrderedDict()  # id -> Entry, oldest first
-        self.by_request = {}  # (session id, CDP request id) -> Entry
+        self.entries: collections.OrderedDict[str, Entry] = collections.OrderedDict()  # id -> Entry, oldest first
+        self.by_request: dict[tuple[str | None, str | None], Entry] = {}  # (session id, CDP request id) -> Entry
         self.seq = 0
         self.dropped = 0
-        self.rules = []  # newest last
-        self.auth = None  # {"username", "password", "origin"?}
-        self.auth_attempts = {}  # Fetch request id -> attempts (bounded)
-        self.console = collections.deque(maxlen=MAX_CONSOLE)
-        self.errors = collections.deque(maxlen=MAX_ERRORS)
+        self.rules: list[Rule] = []  # newest last
+        self.auth: dict[str, str] | None = None  # {"username", "password", "origin"?}
+        self.auth_attempts: dict[str | None, int] = {}  # Fetch request id -> attempts (bounded)
+        self.console: collections.deque[dict[str, Any]] = collections.deque(maxlen=MAX_CONSOLE)
+        self.errors: collections.deque[dict[str, Any]] = collections.deque(maxlen=MAX_ERRORS)
         self.console_seq = 0
         self.console_dropped = 0
         self.errors_dropped = 0
@@ -95,23 +97,28 @@ class KeyState:
                 del self.by_request[key]
 
 
+# What an acting command's settle is told of each Network event: sink(method, request_id, event, at).
+SettleSink = Callable[[str, Any, Any, float], None]
+
+
 class Hub(Bounds, Interception, Console):
-    def __init__(self, broker):
+    def __init__(self, broker: HubBroker):
         self.broker = broker
         self.lock = threading.RLock()
-        self.states = {}  # key -> KeyState
+        self.states: dict[str, KeyState] = {}  # key -> KeyState
         self._checks = None  # threads that read Chrome's answer to a rule's change (_send_checked)
-        self.settles = ()  # (tab raw id, sink) of actions settling now (broker/actions/settle.py)
+        # (tab raw id, sink) of actions settling now (broker/actions/settle.py)
+        self.settles: tuple[tuple[str, SettleSink], ...] = ()
 
     # --- settle hook: an acting command hears its tab's requests and sent WebSocket frames -------
 
-    def watch(self, raw, sink):
+    def watch(self, raw: str, sink: SettleSink) -> None:
         """sink(method, request_id, raw_bytes_or_params, at) on the relay thread for each Network
         event of tab `raw` (its frames included) until unwatch(sink). Cheap when nobody watches."""
         with self.lock:
             self.settles = self.settles + ((raw, sink),)
 
-    def unwatch(self, sink):
+    def unwatch(self, sink: SettleSink) -> None:
         with self.lock:
             self.settles = tuple(w for w in self.settles if w[1] != sink)  # a bound method is made anew
 
@@ -126,7 +133,12 @@ class Hub(Bounds, Interception, Console):
 
     # --- state per key ---------------------------------------------------------------------------
 
-    def state(self, agent, create=True):
+    @overload
+    def state(self, agent, create: Literal[True] = True) -> KeyState: ...
+    @overload
+    def state(self, agent, create: bool) -> KeyState | None: ...
+
+    def state(self, agent, create: bool = True) -> KeyState | None:
         with self.lock:
             found = self.states.get(agent.key)
             if found is not None and found.agent is not agent:
@@ -136,12 +148,12 @@ class Hub(Bounds, Interception, Console):
                 found = self.states[agent.key] = KeyState(agent)
             return found
 
-    def release_key(self, key):
+    def release_key(self, key: str) -> None:
         with self.lock:
             self.states.pop(key, None)
         self.sync_all()  # its tabs are nobody's now: not journaled, and their interception goes
 
-    def _owner_state(self, session):
+    def _owner_state(self, session) -> KeyState | None:
         """The KeyState of the live Agent holding this session's tab (made on first need: the
         journal starts when the tab is held), or None."""
         key = self._holder(session)
@@ -292,7 +304,7 @@ class Hub(Bounds, Interception, Console):
         return True
 
     @staticmethod
-    def _send(session, method, params):
+    def _send(session, method: str, params: dict[str, Any] | None) -> None:
         try:
             session.send_nowait(method, params)
         except BPError:
@@ -365,7 +377,7 @@ class Hub(Bounds, Interception, Console):
         entry.pending_bytes += len(raw)
         state.pending_bytes += len(raw)
 
-    def _materialize(self, state, entry):
+    def _materialize(self, state: KeyState, entry: Entry) -> None:
         """Parse an entry's pending events, in arrival order (under self.lock)."""
         if not entry.pending:
             return
@@ -374,11 +386,12 @@ class Hub(Bounds, Interception, Console):
         entry.pending_bytes = 0
         for method, raw, at in pending:
             try:
-                apply_event(entry, method, load_event(raw).get("params") or {}, at)
+                event = cast("dict[str, Any]", load_event(raw))  # Chrome's event: a JSON object
+                apply_event(entry, method, event.get("params") or {}, at)
             except Exception:
                 log.exception("network event handling failed (%s)", method)
 
-    def materialized(self, state):
+    def materialized(self, state: KeyState) -> ValuesView[Entry]:
         """The key's entries, oldest first, every one parsed (under self.lock)."""
         for entry in state.entries.values():
             self._materialize(state, entry)
@@ -390,7 +403,7 @@ class Hub(Bounds, Interception, Console):
 STATUS_RE = re.compile(r"^([1-5])xx$|^([0-9]{3})$", re.I)
 
 
-def list_requests(hub_, agent, args):
+def list_requests(hub_: Hub, agent, args: dict[str, Any]) -> dict[str, Any]:
     state = hub_.state(agent)
     limit = args.get("limit", 20)
     url_match = glob_matcher(args["url"]) if args.get("url") else None
@@ -433,14 +446,14 @@ def list_requests(hub_, agent, args):
     return result
 
 
-def _seq_of(value, field):
+def _seq_of(value: Any, field: str) -> int:
     m = re.match(r"^(?:req-)?([0-9]{1,12})$", str(value))
     if not m:
         raise invalid_argument(field, "Give a request id like req-12.")
     return int(m.group(1))
 
 
-def find_entry(hub_, agent, request_id):
+def find_entry(hub_: Hub, agent, request_id: Any) -> Entry:
     state = hub_.state(agent)
     seq = _seq_of(request_id, "id")
     with hub_.lock:
@@ -452,7 +465,7 @@ def find_entry(hub_, agent, request_id):
     return entry
 
 
-def body_of(entry, timeout_s):
+def body_of(entry: Entry, timeout_s: float):
     """(bytes or text, base64?) of the response body, or (None, reason)."""
     if not entry.session.alive:
         return None, "tab_gone"
@@ -464,7 +477,7 @@ def body_of(entry, timeout_s):
     return reply.get("body") or "", bool(reply.get("base64Encoded"))
 
 
-def show(hub_, agent, args, timeout_s):
+def show(hub_: Hub, agent, args: dict[str, Any], timeout_s: float) -> dict[str, Any]:
     entry = find_entry(hub_, agent, args["id"])
     reveal = bool(args.get("reveal"))
     request_headers, redacted = redact(entry.request_headers, reveal)
@@ -503,7 +516,7 @@ def show(hub_, agent, args, timeout_s):
     return result
 
 
-def body_bytes(hub_, agent, request_id, timeout_s):
+def body_bytes(hub_: Hub, agent, request_id: Any, timeout_s: float) -> tuple[bytes, str, Entry]:
     entry = find_entry(hub_, agent, request_id)
     body, encoded = (None, None)
     if entry.finished and not entry.failed:
@@ -515,7 +528,7 @@ def body_bytes(hub_, agent, request_id, timeout_s):
     return data, entry.mime or "application/octet-stream", entry
 
 
-def clear(hub_, agent):
+def clear(hub_: Hub, agent) -> dict[str, Any]:
     state = hub_.state(agent)
     with hub_.lock:
         state.entries.clear()

@@ -55,7 +55,8 @@ def facts_of(node):
         return {}
     out = {}
     role = (node.get("role") or {}).get("value")
-    role = ROLE_MAP.get(role, role)
+    if role is not None:  # no role: nothing to map
+        role = ROLE_MAP.get(role, role)
     if role in ROLES:
         out["role"] = role
     name_info = node.get("name") or {}

@@ -16,10 +16,11 @@ import dataclasses
 import threading
 import time
 import weakref
+from typing import Any
 
 from bp.errors import BPError, invalid_argument
 from broker.observe.worlds import WORLD_NAME, script
-from broker.tabs.session import FrameSession
+from broker.tabs.session import FrameSession, FrameSessions
 
 MAX_FRAMES = 1000
 MAX_FRAME_DEPTH = 8  # nested out-of-process iframes followed below the tab
@@ -36,7 +37,7 @@ class Frame:
     url: str
     name: str
     loader: str | None
-    session: object  # today the tab's session; an out-of-process frame brings its own
+    session: FrameSessions  # the tab's session (TabSession); an out-of-process frame brings its own (FrameSession)
 
     @property
     def top(self):
@@ -75,9 +76,11 @@ def _tree(target, depth=0):
     """One process's frame tree from `target` (the tab's session or an out-of-process frame's)
     as {frame, children, session, remote} nodes, with the out-of-process frames attached under
     it spliced in below the frame that embeds them."""
-    root = None
-    nodes = {}
-    stack = [(target.call("Page.getFrameTree", timeout_s=10.0)["frameTree"], None)]
+    root: dict[str, Any] | None = None
+    nodes: dict[str | None, dict[str, Any]] = {}
+    # (CDP frame tree node, the entry of its parent frame; None for the root)
+    stack: list[tuple[dict[str, Any], dict[str, Any] | None]] = [
+        (target.call("Page.getFrameTree", timeout_s=10.0)["frameTree"], None)]
     while stack:
         node, parent = stack.pop()
         entry = {"frame": node.get("frame") or {}, "children": [], "session": target, "remote": False}
@@ -88,6 +91,7 @@ def _tree(target, depth=0):
             parent["children"].append(entry)
         for child in reversed(node.get("childFrames") or []):
             stack.append((child, entry))
+    assert root is not None  # the stack started with the root
     if depth < MAX_FRAME_DEPTH:
         for child in target.live_children():
             try:
@@ -121,7 +125,7 @@ def _in_document_order(entry, tab):
             "functionDeclaration": ORDER_OWNERS, "objectId": objects[0], "returnByValue": True,
             "arguments": [{"objectId": o} for o in objects]}, timeout_s=5.0)
         order = (reply.get("result") or {}).get("value")
-        if sorted(order or []) == list(range(len(children))):
+        if order is not None and sorted(order) == list(range(len(children))):
             entry["children"] = [children[i] for i in order]
     except (BPError, KeyError, TypeError):
         pass
@@ -133,7 +137,9 @@ def list_frames(session, ordered=True):
     """The tab's frames, depth-first in document order, out-of-process ones included;
     (frames, truncated). Without `ordered`, siblings may be out of document order (cheaper, for
     finding a frame by id)."""
-    frames, stack, truncated = [], [(_tree(session), None)], False
+    frames: list[Frame] = []
+    stack: list[tuple[dict[str, Any], int | None]] = [(_tree(session), None)]  # (node, parent's index)
+    truncated = False
     while stack:
         node, parent_index = stack.pop()
         if len(frames) >= MAX_FRAMES:

@@ -106,12 +106,12 @@ class Observation:
         self.count = count
         self.created_at = time.monotonic()
         self.listed = []  # the refs this observation returned, in order
-        self.table = table
+        self.table: RefTable | None = table  # None only in tests of --diff (no refs are resolved)
         self.evicted = False
-        self.frame = None  # the Agent's selected frame (id) it was made in; None: the whole tab
+        self.frame: str | None = None  # the Agent's selected frame (id) it was made in; None: the whole tab
         # For a filtered observation (--grep/--role): the Agent's last full one, which --diff
         # compares with (a diff against a filtered list would call everything else "added").
-        self.full = None
+        self.full: Observation | None = None
 
     def expired(self, now=None):
         return self.evicted or (time.monotonic() if now is None else now) - self.created_at > settings.current().observation_ttl_s
@@ -123,6 +123,7 @@ class Observation:
 
     def locate(self, ref):
         """(World, ref): where the ref's node is held."""
+        assert self.table is not None  # an observation that hands out refs has its table (observe)
         return self.table.locate(ref), ref
 
 
@@ -410,7 +411,7 @@ def observe(broker, agent, raw, session, limit, timeout_s=15.0, diff=False, grep
     for hint in hints:  # hints name rows; refs are the rows' numbers (those cut below are dropped later)
         if "refs" in hint:
             hint["refs"] = [rows[r - 1][0]["ref"] for r in hint["refs"]]
-    if opts["lead"]:
+    if opts["lead"] and lead is not None:  # opts["lead"] implies a lead
         rows, lead["leftOut"] = _lead(rows, limit)
         lead["leftOut"] += acc["changedSkipped"]
     if len(rows) > (walk_limit if searching else limit):

@@ -26,6 +26,7 @@ import os
 import re
 import threading
 import time
+from typing import Any
 
 from bp import paths
 from bp.errors import BPError, invalid_argument
@@ -44,15 +45,15 @@ GENESIS = "0" * 64
 _NAME_RE = re.compile(r"^audit-([0-9]{6})\.jsonl$")
 
 
-def line_hash(line):
+def line_hash(line: bytes) -> str:
     return hashlib.sha256(line).hexdigest()
 
 
-def file_name(number):
+def file_name(number: int) -> str:
     return f"audit-{number:06d}.jsonl"
 
 
-def unavailable(reason, path, **context):
+def unavailable(reason: str, path: str, **context: Any) -> BPError:
     """The stable refusal of an audited command whose line cannot be written."""
     from bp.errors import remediation
 
@@ -61,27 +62,29 @@ def unavailable(reason, path, **context):
 
 
 class Journal:
-    def __init__(self, home_dir, max_file_bytes=MAX_FILE_BYTES, max_files=MAX_FILES, reserve_bytes=RESERVE_BYTES):
+    def __init__(self, home_dir: str, max_file_bytes: int = MAX_FILE_BYTES, max_files: int = MAX_FILES,
+                 reserve_bytes: int = RESERVE_BYTES):
         self.dir = os.path.join(home_dir, DIR_NAME)
         self.max_file_bytes = max_file_bytes
         self.max_files = max_files
         self.reserve_bytes = reserve_bytes
         self.lock = threading.Lock()
-        self.fd = None
-        self.identity = None  # (st_dev, st_ino) of the open file: a deleted/replaced file is noticed
-        self.head_fd = None
+        self.fd: int | None = None  # the open file's, from _open on
+        # (st_dev, st_ino) of the open file: a deleted/replaced file is noticed
+        self.identity: tuple[int, int] | None = None
+        self.head_fd: int | None = None  # the head record's, from _open on
         self.file_no = 0
         self.size = 0
         self.seq = 0
         self.prev = GENESIS
-        self.index = {}  # file number -> [first seq, last seq] of every retained file
-        self.pending = []  # encoded lines whose write failed (disk full), in order
+        self.index: dict[int, list[int]] = {}  # file number -> [first seq, last seq] of every retained file
+        self.pending: list[tuple[int, bytes]] = []  # encoded lines whose write failed (disk full), in order
         self.recovered = 0  # bytes of a partial last line cut off at start (a crash mid-write)
         self._open()
 
     # --- files -----------------------------------------------------------------------------------
 
-    def _files(self):
+    def _files(self) -> list[tuple[int, str]]:
         """[(number, path)] oldest first."""
         found = []
         for name in os.listdir(self.dir):
@@ -90,10 +93,10 @@ class Journal:
                 found.append((int(m.group(1)), os.path.join(self.dir, name)))
         return sorted(found)
 
-    def _path(self, number=None):
+    def _path(self, number: int | None = None) -> str:
         return os.path.join(self.dir, file_name(self.file_no if number is None else number))
 
-    def _open(self):
+    def _open(self) -> None:
         paths.ensure_private_dir(self.dir)
         head = read_head(self.dir)
         self.head_fd = self._open_fd(os.path.join(self.dir, HEAD_NAME), append=False)
@@ -115,7 +118,7 @@ class Journal:
             self._gap("head_missing")  # a journal without its head record: the tail cannot be vouched for
         self._write_head()
 
-    def _resume(self, path):
+    def _resume(self, path: str) -> None:
         """Continue the newest file after its last whole line (a partial one is cut off)."""
         fd = self._open_fd(path)
         st = os.fstat(fd)
@@ -143,7 +146,7 @@ class Journal:
             if first is not None:
                 self.index[self.file_no] = [first, self.seq]
 
-    def _last_line_before(self, number):
+    def _last_line_before(self, number: int) -> bytes:
         for n, path in reversed(self._files()):
             if n < number:
                 lines = _read_lines(path)
@@ -151,7 +154,7 @@ class Journal:
                     return lines[-1]
         return b""
 
-    def _open_fd(self, path, append=True):
+    def _open_fd(self, path: str, append: bool = True) -> int:
         flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | (os.O_APPEND if append else 0)
         fd = os.open(path, flags, 0o600)
         st = os.fstat(fd)
@@ -162,7 +165,7 @@ class Journal:
             raise unsafe_state(path, "its mode is not owner-only (0600)")
         return fd
 
-    def _new_file(self, number):
+    def _new_file(self, number: int) -> None:
         paths.ensure_private_dir(self.dir)  # a removed audit directory comes back
         fd = self._open_fd(self._path(number))
         if self.fd is not None:
@@ -179,7 +182,8 @@ class Journal:
         for n in [n for n in self.index if n <= number - self.max_files]:
             del self.index[n]
 
-    def _gap(self, reason, *, missing=None, next_seq=None, **detail):
+    def _gap(self, reason: str, *, missing: list[int] | None = None, next_seq: int | None = None,
+             **detail: Any) -> None:
         """A line recording that entries may be gone (and which, when known); it is chained like
         any other, has no key (so no Agent's `bp audit` lists it) and `--verify` reports it."""
         entry = {"event": "gap", "reason": reason, **detail}
@@ -190,7 +194,7 @@ class Journal:
         log.warning("audit journal gap: %s", reason)
         self._write_entry(entry)
 
-    def _check_file(self):
+    def _check_file(self) -> None:
         """Start a new file (recording the gap) when ours was deleted or replaced behind us."""
         path = self._path()
         try:
@@ -205,9 +209,10 @@ class Journal:
             self._gap(reason, file=file_name(old))
         self._check_head()
 
-    def _check_head(self):
+    def _check_head(self) -> None:
         """A head record deleted or replaced behind us is written afresh (the files keep the chain)."""
         path = os.path.join(self.dir, HEAD_NAME)
+        assert self.head_fd is not None  # opened by _open
         try:
             st = os.stat(path, follow_symlinks=False)
             fresh = os.fstat(self.head_fd)
@@ -220,7 +225,7 @@ class Journal:
         self.head_fd = fd
         self._write_head()
 
-    def _write_entry(self, entry, flush=True):
+    def _write_entry(self, entry: dict[str, Any], flush: bool = True) -> None:
         self.seq += 1
         entry = {"seq": self.seq, "time": int(time.time() * 1000), **entry, "prev": self.prev}
         line = json.dumps(entry, separators=(",", ":"), ensure_ascii=True).encode()[:MAX_LINE - 1]
@@ -229,13 +234,14 @@ class Journal:
         if flush:
             self._flush()
 
-    def _flush(self):
+    def _flush(self) -> None:
         """Write the pending lines in order; raises OSError (and keeps them) if one fails."""
         while self.pending:
             seq, line = self.pending[0]
             if self.size + len(line) + 1 > self.max_file_bytes and self.size:
                 self._new_file(self.file_no + 1)
             data = line + b"\n"
+            assert self.fd is not None  # opened by _open, and only ever replaced by another (_new_file)
             try:
                 written = os.write(self.fd, data)
             except OSError:
@@ -249,16 +255,17 @@ class Journal:
             self.pending.pop(0)
             self._write_head()
 
-    def _write_head(self):
+    def _write_head(self) -> None:
         head = {"seq": self.seq - len(self.pending), "hash": self._prev_before_pending(), "file": self.file_no,
                 "files": [[n, a, b] for n, (a, b) in sorted(self.index.items())]}
         data = json.dumps(head, separators=(",", ":")).encode()
         if len(data) >= HEAD_BYTES:
             raise OSError(errno.EFBIG, "audit head record too large")
+        assert self.head_fd is not None  # opened by _open
         if os.pwrite(self.head_fd, data.ljust(HEAD_BYTES - 1) + b"\n", 0) != HEAD_BYTES:
             raise OSError(errno.ENOSPC, "short write to the audit head record")
 
-    def _prev_before_pending(self):
+    def _prev_before_pending(self) -> str | None:
         if not self.pending:
             return self.prev
         try:
@@ -268,7 +275,7 @@ class Journal:
 
     # --- writing ---------------------------------------------------------------------------------
 
-    def ready(self):
+    def ready(self) -> None:
         """Before an audited command is dispatched: raise audit_unavailable unless its line can be
         written (see the module doc)."""
         with self.lock:
@@ -282,10 +289,11 @@ class Journal:
                 raise unavailable("unsafe_state", self.dir, detail=exc.code) from None
             except OSError as exc:
                 reason = "storage_full" if exc.errno in (errno.ENOSPC, errno.EDQUOT) else "write_failed"
-                log.error("audit journal unavailable: %s (%s)", reason, errno.errorcode.get(exc.errno, exc.errno))
+                log.error("audit journal unavailable: %s (%s)", reason, _errno_name(exc.errno, exc.errno))
                 raise unavailable(reason, self.dir, pendingLines=len(self.pending)) from None
 
-    def append(self, *, key, operation, capability, origin, outcome, command_id):
+    def append(self, *, key: str, operation: str, capability: str, origin: str | None, outcome: str,
+               command_id: str) -> None:
         """One line; never raises: the command's reply is already decided. A line that cannot be
         written stays pending, and the next audited command is refused until it is (ready())."""
         try:
@@ -302,17 +310,17 @@ class Journal:
                                    "outcome": outcome, "commandId": command_id}, flush=usable)
         except Exception as exc:
             log.error("could not append to the audit journal (%s); the line is kept pending",
-                      errno.errorcode.get(getattr(exc, "errno", None), type(exc).__name__))
+                      _errno_name(getattr(exc, "errno", None), type(exc).__name__))
 
     # --- reading ---------------------------------------------------------------------------------
 
-    def _all_lines(self):
+    def _all_lines(self) -> list[bytes]:
         out = []
         for _, path in self._files():
             out.extend(_read_lines(path))
         return out
 
-    def entries(self, key, limit, after):
+    def entries(self, key: str, limit: int, after: int | None) -> dict[str, Any]:
         """The caller's own entries after a cursor (a seq), oldest first, at most `limit`."""
         with self.lock:
             lines = self._all_lines()
@@ -340,7 +348,7 @@ class Journal:
         return {"entries": rows, "truncated": truncated,
                 "nextCursor": rows[-1]["cursor"] if rows else (f"audit-{after}" if after is not None else None)}
 
-    def verify(self):
+    def verify(self) -> dict[str, Any]:
         """Walk the chain: each line must parse, number one more than the last and name the
         previous line's hash; the last must be the line this broker wrote last (and the one the
         head record names); every file the head record lists must still be there; a gap line is
@@ -397,7 +405,13 @@ class Journal:
         return {"verified": not problems, "lines": count, "problems": problems[:64], "first": first, "last": seq}
 
 
-def read_head(directory):
+def _errno_name(number: Any, default: Any) -> Any:
+    """errno's name for an OSError's number (errno.errorcode), else `default`; `number` may be
+    None (an OSError raised without one, or no OSError at all)."""
+    return errno.errorcode.get(number, default) if isinstance(number, int) else default
+
+
+def read_head(directory: str) -> dict[str, Any] | None:
     """The head record beside the journal, or None (absent or unreadable)."""
     try:
         raw = paths.read_private_file(os.path.join(directory, HEAD_NAME), max_bytes=HEAD_BYTES)
@@ -407,7 +421,7 @@ def read_head(directory):
     return head if isinstance(head, dict) else None
 
 
-def _first_seq(path):
+def _first_seq(path: str) -> int | None:
     lines = _read_lines(path)
     try:
         return int(json.loads(lines[0])["seq"]) if lines else None
@@ -415,7 +429,7 @@ def _first_seq(path):
         return None
 
 
-def _read_lines(path):
+def _read_lines(path: str) -> list[bytes]:
     """The lines of one file, a partial last line included (so a cut line is seen by verify)."""
     try:
         raw = paths.read_private_file(path, max_bytes=MAX_FILE_BYTES + 2 * MAX_LINE)
@@ -426,7 +440,7 @@ def _read_lines(path):
     return [line for line in raw.split(b"\n") if line]
 
 
-def cursor_of(value):
+def cursor_of(value: Any) -> int | None:
     if value is None:
         return None
     m = re.match(r"^(?:audit-)?([0-9]{1,12})$", str(value))

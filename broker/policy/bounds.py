@@ -11,10 +11,14 @@ Where they are enforced:
 """
 
 import logging
+from typing import TYPE_CHECKING, Any, Protocol
 
 from bp import ops, policy
 from bp.errors import BPError
 from broker.tabs.session import Session
+
+if TYPE_CHECKING:
+    from broker.tabs.session import Workers
 
 log = logging.getLogger("broker.network")
 
@@ -25,7 +29,7 @@ _AS_IS = {"latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}
 _EVERY_SOCKET = ("ws://*:*/*", "wss://*:*/*")
 
 
-def socket_conditions(rules):
+def socket_conditions(rules: policy.Policy) -> list[dict[str, Any]]:
     """`Network.emulateNetworkConditionsByRule` entries that take a held tab's WebSocket
     handshakes to origins outside the bounds offline (with `subresources`). Fetch never pauses a
     handshake and `Network.setBlockedURLs` does not stop one (measured, Chromium 156); per-URL
@@ -39,10 +43,29 @@ def socket_conditions(rules):
     return out
 
 
+class HubBroker(Protocol):
+    """What the network hub and its parts use of the Broker (broker/server.py): described, not
+    imported, since the broker imports them (tests/unit/test_layout.py counts every import, and
+    its layers keep broker/agents.py and broker/browser/ out of reach of this package)."""
+
+    policy: policy.Policy
+    agents: Any  # broker/agents.py Agents
+    browser: Any  # broker/browser/binding.py Browser
+    workers: "Workers"
+
+
 class Bounds:
     """Hub's part that judges paused requests against the person's bounds and guards popups."""
 
-    def bounds_patterns(self, session):
+    # The Hub's own, which this part uses (broker/network/journal.py).
+    broker: HubBroker
+
+    if TYPE_CHECKING:
+        @staticmethod
+        def _send(session, method: str, params: dict[str, Any] | None) -> None: ...
+        def listener(self, session, method: str, params: dict[str, Any]) -> bool: ...
+
+    def bounds_patterns(self, session) -> tuple[dict[str, str], ...] | None:
         """What the person's navigation bounds need intercepted on this session, or None: the
         documents of a tab someone holds (all its requests with origins.subresources), nothing
         on a tab nobody holds."""
@@ -51,7 +74,7 @@ class Bounds:
             return None
         return self._bounds_patterns(rules)
 
-    def socket_rules(self, session):
+    def socket_rules(self, session) -> list[dict[str, Any]] | None:
         """The WebSocket conditions this session needs (socket_conditions), or None: only on a
         tab someone holds, with `subresources`."""
         rules = self.broker.policy
@@ -60,12 +83,12 @@ class Bounds:
         return socket_conditions(rules)
 
     @staticmethod
-    def _bounds_patterns(rules):
+    def _bounds_patterns(rules: policy.Policy) -> tuple[dict[str, str], ...]:
         if rules.subresources:
             return ALL_REQUESTS
         return DOCUMENT_PATTERNS  # an out-of-process iframe's documents too: frames stay inside
 
-    def _holder(self, session):
+    def _holder(self, session) -> str | None:
         """The key of the live Agent holding this session's tab (managed, popup, controlled)."""
         broker = self.broker
         try:
@@ -75,7 +98,7 @@ class Bounds:
             return None
         return key if key and broker.agents.get(key) is not None else None
 
-    def _out_of_bounds(self, session, params):
+    def _out_of_bounds(self, session, params: dict[str, Any]) -> str | None:
         """The origin a paused request would reach against the bounds, or None when it may go."""
         rules = self.broker.policy
         if not rules.bounds:
@@ -91,12 +114,12 @@ class Bounds:
         return policy.origin_of(url)
 
     @staticmethod
-    def _top_level(session, params):
+    def _top_level(session, params: dict[str, Any]) -> bool:
         """Whether a paused request is the tab's own navigation (not a frame's, not a subresource)."""
         return (params.get("resourceType") == "Document" and session.tab_raw_id is None
                 and params.get("frameId") == session.raw_id)
 
-    def committed(self, session, params):
+    def committed(self, session, params: dict[str, Any]) -> None:
         """Page.frameNavigated of a tab's main frame (relay thread). A document that commits
         without a request the bounds could judge — a back/forward-cache restore by history
         traversal, a prerender activation, a navigation of a user tab just taken — and lies
@@ -118,7 +141,7 @@ class Bounds:
         self._blocked(session, origin)
         self._send(session, "Page.navigate", {"url": "about:blank"})
 
-    def _blocked(self, session, origin):
+    def _blocked(self, session, origin: str | None) -> None:
         """Remember a stopped navigation where the action that caused it will look: the tab, or
         for a popup the tab that opened it."""
         log.info("a navigation outside the policy's bounds was stopped")
@@ -131,13 +154,13 @@ class Bounds:
             target.blocked_navigations += 1
             target.blocked_origin = origin
 
-    def _guard_done(self, session, params):
+    def _guard_done(self, session, params: dict[str, Any]) -> None:
         if session.one_shot and params.get("resourceType") == "Document" \
                 and params.get("frameId") == session.raw_id:
             session.one_shot = False
             self._send(session.conn, "Target.detachFromTarget", {"sessionId": session.session_id})
 
-    def guard_popups(self, conn):
+    def guard_popups(self, conn) -> None:
         """With navigation bounds in force, every new tab waits (waitForDebuggerOnStart) until
         the broker has seen whether it is a popup of a held tab: a popup's first navigation
         starts in its own target, out of reach of its opener's interception. A popup of a held
@@ -147,7 +170,8 @@ class Bounds:
         if not self.broker.policy.bounds or conn.popups_guarded:
             return
         conn.popups_guarded = True
-        self.broker.browser.targets.on_attached = self.attached
+        # Targets declares on_attached as None only (broker/browser/targets.py), not as the callback it holds.
+        self.broker.browser.targets.on_attached = self.attached  # pyright: ignore[reportAttributeAccessIssue]
         self.broker.browser.targets.pause_frames = True  # a frame's first request waits for its interception
         kinds = [{"type": "page", "exclude": False}]
         if self.broker.policy.subresources:
@@ -155,7 +179,7 @@ class Bounds:
         conn.send_nowait("Target.setAutoAttach", {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True,
                                                   "filter": kinds})
 
-    def _serves_held_tab(self, url):
+    def _serves_held_tab(self, url: str) -> bool:
         """Whether a service worker of `url` serves the origin of a tab an Agent holds."""
         origin = policy.origin_of(url)
         for raw, session in self.broker.workers.sessions():
@@ -164,7 +188,7 @@ class Bounds:
                 return True
         return False
 
-    def attached(self, params):
+    def attached(self, params: dict[str, Any]) -> None:
         """Browser-level Target.attachedToTarget (relay thread)."""
         conn = self.broker.browser.connection
         session_id = params.get("sessionId")
@@ -235,7 +259,7 @@ class PopupGuard(Session):
         self.alive = False
 
 
-def check_open(rules, request):
+def check_open(rules: policy.Policy, request) -> BPError | None:
     """The refusal of a `bp open` (alone or a batch step), before anything reaches the browser
     (broker/server.py check_policy), or None: to an origin outside the bounds; or of a page the
     Agent wrote itself (a `data:` URL of a type that runs script, any `file:` URL) while the
@@ -257,7 +281,7 @@ def check_open(rules, request):
     return None
 
 
-def check_shown(broker, op, url):
+def check_shown(broker: HubBroker, op: str, url: Any) -> None:
     """What a command is about to return came from a document at `url`: refused when that is
     outside the bounds (a wait's probe found its match on a page that left them meanwhile).
     The browser's own pages (about:, an error page) show nothing of any origin."""

@@ -20,6 +20,7 @@ import hashlib
 import json
 import threading
 import time
+from typing import Any, overload
 
 from bp import fastjson
 from bp.errors import BPError, disconnected
@@ -126,7 +127,7 @@ class Record:
     def cancelled(self):
         return self.cancel_requested and self.status in ("accepted", "cancelled")
 
-    def finish(self, reply):
+    def finish(self, reply: dict[str, Any]) -> dict[str, Any]:
         """Record the reply; returns the reply to send (a fenced one when the browser went away)."""
         with self._lock:
             if reply.get("ok") and self.browser.generation != self.generation:
@@ -153,7 +154,7 @@ class Record:
                 context = dict(reply.get("context") or {}, commandId=self.id)
                 if code in ("target_crashed", "browser_unresponsive"):
                     context["dispatched"] = self.status == "dispatched"  # input may have reached the page first
-                reply = dict(reply, context=context)
+                reply = {**reply, "context": context}
                 if code == "browser_unresponsive" and self.mutating and context["dispatched"]:
                     reply["retryable"] = False  # sent input may still run when the browser resumes
             if self.status == "cancelled" or code == "command_cancelled":
@@ -259,7 +260,13 @@ class CommandBook:
         self._books = collections.OrderedDict()  # key -> Commands
         self._lock = threading.Lock()
 
+    @overload
+    def for_key(self, key: str) -> "Commands": ...
+    @overload
+    def for_key(self, key: str, create: bool) -> "Commands | None": ...
+
     def for_key(self, key, create=True):
+        """The key's book of commands; with create=False, None when it has none."""
         with self._lock:
             book = self._books.get(key)
             if book is None and create:

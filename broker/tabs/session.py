@@ -10,12 +10,17 @@ import os
 import queue
 import threading
 import time
+from collections.abc import Mapping
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
+from typing import TYPE_CHECKING, Any, overload
 
 from bp.errors import BPError, browser_unresponsive, disconnected, invalid_argument, target_crashed
-from broker.browser.connection import CDPError
+from broker.browser.connection import Abort, BrowserConnection, CDPError, Reply, Started
 from broker.records import store
+
+if TYPE_CHECKING:
+    from broker.browser.targets import Targets
 
 log = logging.getLogger("broker.tabs")
 
@@ -103,6 +108,12 @@ class FrameSessions(Session):
     """The out-of-process iframes attached under one session (a tab's or another iframe's).
 
     Runs on the janitor-relay thread (from deliver): bookkeeping and fire-and-forget sends only."""
+
+    # Set by each subclass's __init__.
+    conn: BrowserConnection
+    targets: "Targets"
+    frame_id: str | None  # the frame it renders: an OOPIF's own, a tab's main frame
+    children: "dict[str, FrameSession]"
 
     # Per-feature state, declared here and owned by the feature named (nobody else sets it).
     fetch_state = None  # the Fetch interception sent to this session (broker/network/journal.py)
@@ -209,28 +220,37 @@ class FrameSession(FrameSessions):
     """An out-of-process iframe's CDP session. Browser Pilot only reads and resolves refs in it
     (its isolated world); input always goes through the tab's own session."""
 
-    def __init__(self, conn, targets, parent, session_id, frame_id):
+    def __init__(self, conn: BrowserConnection, targets: "Targets", parent: FrameSessions, session_id: str,
+                 frame_id: str | None):
         self.conn = conn
         self.targets = targets
         self.parent = parent
         self.session_id = session_id
         self.frame_id = frame_id  # an OOPIF's target id is its frame id
-        self.parent_frame_id = None
+        self.parent_frame_id: str | None = None
         self.alive = True
-        self._world = None
-        self.scripts_sent = set()  # context ids of its worlds that keep the library (broker/observe/worlds.py)
+        self._world: int | None = None  # execution context id of Browser Pilot's isolated world
+        # context ids of its worlds that keep the library (broker/observe/worlds.py)
+        self.scripts_sent: set[int] = set()
         self._init_children()
         # Network/Fetch/console hooks of the tab (broker/network/journal.py): shared with the tab's session.
         self.listeners = parent.listeners
         self.raw_network = parent.raw_network
         self.tab_raw_id = parent.tab_raw_id or parent.raw_id
 
-    def call(self, method, params=None, timeout_s=30.0, abort=None):
+    @overload
+    def call(self, method: str, params: Mapping[str, Any] | None = None, timeout_s: float = 30.0,
+             abort: None = None) -> Reply: ...
+    @overload
+    def call(self, method: str, params: Mapping[str, Any] | None = None, timeout_s: float = 30.0,
+             abort: Abort | None = None) -> Reply | None: ...
+    def call(self, method: str, params: Mapping[str, Any] | None = None, timeout_s: float = 30.0,
+             abort: Abort | None = None) -> Reply | None:
         if not self.alive:
             raise BPError("stale_ref", "The frame is gone.", context={"field": "ref", "reason": "frame_detached"})
         return self.conn.cdp(method, params, session_id=self.session_id, timeout_s=timeout_s, abort=abort)
 
-    def send_nowait(self, method, params=None):
+    def send_nowait(self, method: str, params: Mapping[str, Any] | None = None) -> None:
         self.conn.send_nowait(method, params, session_id=self.session_id)
 
     def deliver(self, method, params):
@@ -268,7 +288,7 @@ class TabSession(FrameSessions):
 
     is_tab = True
 
-    def __init__(self, conn, targets, raw_id, timeout_s=10.0):
+    def __init__(self, conn: BrowserConnection, targets: "Targets", raw_id: str, timeout_s: float = 10.0):
         self.conn = conn
         self.raw_id = raw_id
         self.targets = targets
@@ -278,11 +298,13 @@ class TabSession(FrameSessions):
         self._cond = threading.Condition()
         self.alive = True
         self.frame_id = None  # main frame
-        self.loader = None  # main frame's current loader: a new one means a new document
-        self.dialog = None  # an open JavaScript dialog blocks the page's scripts
-        self._world = None  # (loader, execution context id) of Browser Pilot's isolated world
-        self._frame_worlds = {}  # subframe id -> context id of our world there (same process)
-        self.scripts_sent = set()  # context ids of its worlds that keep the library (broker/observe/worlds.py)
+        self.loader: str | None = None  # main frame's current loader: a new one means a new document
+        self.dialog: dict[str, Any] | None = None  # an open JavaScript dialog blocks the page's scripts
+        # (loader, execution context id) of Browser Pilot's isolated world
+        self._world: tuple[str | None, int] | None = None
+        self._frame_worlds: dict[str, int] = {}  # subframe id -> context id of our world there (same process)
+        # context ids of its worlds that keep the library (broker/observe/worlds.py)
+        self.scripts_sent: set[int] = set()
         self._init_children()
         reply = conn.cdp("Target.attachToTarget", {"targetId": raw_id, "flatten": True}, timeout_s=timeout_s)
         self.session_id = reply["sessionId"]
@@ -297,7 +319,15 @@ class TabSession(FrameSessions):
         if self.loader is None:
             self.frame_id, self.loader = tree["id"], tree.get("loaderId")
 
-    def call(self, method, params=None, timeout_s=30.0, abort=None, started=None):
+    # Without `abort` a reply always comes (or an error is raised): never None.
+    @overload
+    def call(self, method: str, params: Mapping[str, Any] | None = None, timeout_s: float = 30.0,
+             abort: None = None, started: Started | None = None) -> Reply: ...
+    @overload
+    def call(self, method: str, params: Mapping[str, Any] | None = None, timeout_s: float = 30.0,
+             abort: Abort | None = None, started: Started | None = None) -> Reply | None: ...
+    def call(self, method: str, params: Mapping[str, Any] | None = None, timeout_s: float = 30.0,
+             abort: Abort | None = None, started: Started | None = None) -> Reply | None:
         """One CDP call on the tab. On a crashed or silent renderer it fails at once with
         target_crashed, and a call in flight when the renderer crashes stops waiting. `started`:
         the call was sent by call_later(), only its reply is waited for."""
@@ -380,7 +410,7 @@ class TabSession(FrameSessions):
                 raise browser_unresponsive()
             raise target_crashed(state["reason"])
 
-    def send_nowait(self, method, params=None):
+    def send_nowait(self, method: str, params: Mapping[str, Any] | None = None) -> None:
         self.conn.send_nowait(method, params, session_id=self.session_id)
 
     def dialog_open(self):
@@ -557,8 +587,8 @@ class TabSession(FrameSessions):
 class TabWorker:
     def __init__(self, raw_id, name):
         self.raw_id = raw_id
-        self.queue = queue.Queue()
-        self.session = None
+        self.queue: queue.Queue[Any] = queue.Queue()  # (fn, future) pairs, then _STOP
+        self.session: TabSession | None = None
         self.thread = threading.Thread(target=self._run, name=name, daemon=True)
         self.thread.start()
 
@@ -590,7 +620,7 @@ class Workers:
     """One TabWorker per physical tab of the current generation."""
 
     def __init__(self):
-        self._workers = {}
+        self._workers: dict[str, TabWorker] = {}
         self._lock = threading.Lock()
         self._names = 0
 

@@ -87,7 +87,7 @@ def _parse_step(ctx, index, step):
         client.call, sys.stdin = saved_call, saved_stdin
         progress = sys.modules.get("cli.progress")
         if progress is not None:
-            progress._expected = None  # a step's progress line is not the batch's
+            progress.forget()  # a step's progress line is not the batch's
     raise _step_error(index, "args", "this form of the command sends nothing to the tab")
 
 

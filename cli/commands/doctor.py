@@ -11,6 +11,7 @@ import shutil
 import stat
 import sys
 import time
+from typing import Any
 
 import click
 
@@ -87,7 +88,7 @@ def _locator(home_dir, problems, running):
     from bp import identity, locator
 
     path = locator.locator_path(home_dir)
-    info = {"path": path}
+    info: dict[str, Any] = {"path": path}
     try:
         record, _ = locator.read_locator(home_dir)
     except BPError as exc:

@@ -95,6 +95,7 @@ def report_status(settings, failure=None):
         raise failure
     if (failure.context or {}).get("reason") == "not_running":
         finish(_passive_status("stopped"), _render_status)
+    assert failure.remediation is not None  # cli/client.py's disconnected errors always carry one
     recovery = {"required": True, "code": "browser_disconnected", "action": failure.remediation["message"],
                 "remediation": failure.remediation}
     # A service that runs but does not answer: "unavailable" (the contract's word); why, and

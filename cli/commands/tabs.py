@@ -3,6 +3,8 @@
 Broker side: broker/commands/tabs.py (same operation names, from bp.protocol).
 """
 
+from typing import Any
+
 import click
 
 from bp import protocol
@@ -54,7 +56,7 @@ def tab(target, release_target):
     Example:  bp tab release
     """
     if target == "release":
-        args = {"release": True}
+        args: dict[str, Any] = {"release": True}
         if release_target is not None:
             args.update(_selector(release_target, "index"))
     else:
@@ -65,7 +67,7 @@ def tab(target, release_target):
                                             else f"* {r['index']}  {escape(r['url'])}  {escape(r['title'])}"))
 
 
-def _selector(value, field):
+def _selector(value: str, field: str) -> dict[str, Any]:
     if value.startswith("tab-"):
         return {"targetId": value}
     if value.isascii() and value.isdigit() and int(value) >= 1:
