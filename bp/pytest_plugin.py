@@ -201,7 +201,7 @@ def _pid_gone(pid):
         return True
 
 
-def _brokers_of(home):
+def brokers_of(home):
     """Live broker processes serving this home (their command line ends in `-m broker`, also in
     the self-contained archive; matched to the home by their environment)."""
     import psutil
@@ -222,7 +222,7 @@ def stop_service(home, timeout=10.0):
     not spill into the next test. A stopped (SIGSTOP) process is continued first."""
     import psutil
 
-    for proc in _brokers_of(home):
+    for proc in brokers_of(home):
         children = proc.children()
         for member in children + [proc]:
             try:

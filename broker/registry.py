@@ -166,4 +166,4 @@ def on_tab(broker: HandlerBroker, request: Request, fn: Callable[[Tab], Any], *,
 
         return pipeline.act(tab, fn, settles)
 
-    return broker.workers.run(raw, run, timeout_s=request.remaining())
+    return broker.workers.run(raw, run, timeout_s=request.remaining(), record=request.record)

@@ -74,8 +74,7 @@ class Broker:
         # browser reports a target gone or every tab void.
         self.workers = Workers()
         self.browser = Browser(self.ctx, home_dir, run_dir, on_target_gone=self._target_gone,
-                               on_void=self.workers.stop_all,
-                               on_dispatch=store.dispatching)  # the first mutation marks a command dispatched
+                               on_void=self.workers.stop_all)
         self.stopping = threading.Event()
         self._replies_address = "inproc://replies"
         self._local = threading.local()
@@ -381,12 +380,11 @@ class Broker:
     def _run_threaded(self, route, fn, request):
         record = request.record
         try:
-            with store.bound(record):
-                if record is not None and record.status == "cancelled":
-                    reply = failure("command_cancelled", "The command was cancelled before it started.",
-                                    context={"commandId": record.id})
-                else:
-                    reply = self.run(fn, request)
+            if record is not None and record.status == "cancelled":
+                reply = failure("command_cancelled", "The command was cancelled before it started.",
+                                context={"commandId": record.id})
+            else:
+                reply = self.run(fn, request)  # the handler finds the record on the request
             if record is not None:
                 reply = record.finish(reply)
         except Exception:  # a reply is always sent: a dropped one reads as a dead broker to the CLI

@@ -54,6 +54,16 @@ def pages():
     server.stop()
 
 
+@pytest.fixture(scope="module")
+def corpus():
+    """The settle corpus's server (tests/settle_corpus.py)."""
+    from tests.settle_corpus import SettleServer
+
+    server = SettleServer()
+    yield server
+    server.stop()
+
+
 @pytest.fixture
 def pending_browser(tmp_path):
     """A running 'browser' whose debugging endpoint never completes the handshake (a pending

@@ -16,7 +16,7 @@ import psutil
 import zmq
 
 from bp import pytest_plugin as plugin
-from bp.pytest_plugin import DevTools, chromium_path
+from bp.pytest_plugin import DevTools, brokers_of, chromium_path
 
 BIN_DIR = os.path.dirname(sys.executable)
 BP = os.path.join(BIN_DIR, "bp")
@@ -62,6 +62,11 @@ def ok(home, env, *args, **extra):
     return result.json
 
 
+def names(observation):
+    """The names of an observation's elements, in order."""
+    return [e.get("name") for e in observation.get("elements") or ()]
+
+
 def ref_of(observation, role, name):
     """The ref of the one element of `observation` with this role and name."""
     found = [e["ref"] for e in observation["elements"] if (e["role"], e["name"]) == (role, name)]
@@ -98,24 +103,10 @@ def broker_pid(home):
     return locator(home)["pid"]
 
 
-def brokers_for(home):
-    """Live broker processes serving this home (by their environment)."""
-    found = []
-    for proc in psutil.process_iter(["cmdline"]):
-        cmd = proc.info.get("cmdline") or []
-        if cmd[-2:] == ["-m", "broker"]:
-            try:
-                if proc.environ().get("BROWSER_PILOT_HOME") == str(home) and proc.status() != psutil.STATUS_ZOMBIE:
-                    found.append(proc)
-            except psutil.Error:
-                pass
-    return found
-
-
 def stop_brokers(home):
     """Stop this home's broker and wait for its janitor too, whose cleanup (closing managed
     tabs) must not spill into the next test."""
-    for proc in brokers_for(home):
+    for proc in brokers_of(home):
         children = proc.children()
         for child in children:
             _cont(child)

@@ -8,7 +8,6 @@ import time
 
 from bp.errors import BPError
 from broker.observe import snapshot, worlds
-from broker.records import store
 
 
 def _key(session, key, vk):
@@ -51,7 +50,7 @@ def _slider(broker, agent, raw, session, args, deadline, info, action="select"):
         raise BPError("invalid_argument", f"The slider's range is {low}-{high}.",
                       context={"field": "option", "reason": "out_of_range", "min": low, "max": high})
     snapshot.resolve(broker, agent, raw, session, args["ref"])  # current, enabled, shown, not covered
-    store.dispatching()
+    session.dispatching()
 
     def on(op, **extra):
         return snapshot.on_ref(broker, agent, raw, session, args["ref"], worlds.helper("slider"), {"op": op, **extra}) or {}

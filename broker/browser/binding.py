@@ -17,7 +17,7 @@ log = logging.getLogger("broker.browser")
 
 
 class Browser:
-    def __init__(self, ctx, home_dir, run_dir, on_target_gone=None, on_void=None, on_dispatch=None):
+    def __init__(self, ctx, home_dir, run_dir, on_target_gone=None, on_void=None):
         self.ctx = ctx
         self.home_dir = home_dir
         self.run_dir = run_dir
@@ -25,7 +25,6 @@ class Browser:
         # target gone, and every tab void at once (a new connection attempt, the broker's end).
         self.on_target_gone = on_target_gone or (lambda raw: None)
         self.on_void = on_void or (lambda: None)
-        self.on_dispatch = on_dispatch  # handed to each connection (records know nothing of the transport)
         # Features that follow tab sessions register here (broker/server.py start_services):
         # called with each newly attached TabSession, and with a session on each later use.
         self.session_hooks = []
@@ -130,8 +129,7 @@ class Browser:
         self.targets = Targets()
         self.targets.on_destroyed.append(self._target_gone)
         conn = BrowserConnection(self.ctx, self.run_dir, candidate, discovery.endpoint_url(endpoint),
-                                 generation, settings.current().handshake_timeout_s, on_event=self.targets.on_event,
-                                 on_dispatch=self.on_dispatch)
+                                 generation, settings.current().handshake_timeout_s, on_event=self.targets.on_event)
         conn.on_ready = self._connected
         previous, self.connection = self.connection, conn
         if previous is not None:

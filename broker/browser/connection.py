@@ -82,17 +82,13 @@ Started = tuple[int, _Slot]  # a call sent, its reply not yet waited for (cdp_st
 class BrowserConnection:
     """States: connecting -> ready | failed; ready -> lost (janitor or WebSocket gone) | closed."""
 
-    def __init__(self, ctx, run_dir, candidate, ws_url, generation, handshake_timeout_s, on_event=None,
-                 on_dispatch=None):
+    def __init__(self, ctx, run_dir, candidate, ws_url, generation, handshake_timeout_s, on_event=None):
         self.ctx = ctx
         self.candidate = candidate
         self.ws_url = ws_url
         self.generation = generation
         self.handshake_timeout_s = handshake_timeout_s
         self.on_event = on_event or (lambda method, raw: None)
-        # Told each CDP method before it is sent (the broker marks the command record dispatched
-        # on the first mutation; the transport itself knows nothing of records).
-        self.on_dispatch = on_dispatch or (lambda method: None)
         self.state = "connecting"
         self.failure: dict[str, Any] | None = None  # {"reason", "message"} when failed or lost
         self.product: str | None = None
@@ -258,7 +254,6 @@ class BrowserConnection:
     def cdp_start(self, method: str, params: Mapping[str, Any] | None = None, session_id: str | None = None) -> Started:
         """Send a CDP command now and wait for its reply later (cdp(..., started=)), so that the
         round trip overlaps what the caller sends next; forget() it if it is never waited for."""
-        self.on_dispatch(method)
         message = {"method": method, "params": params or {}}
         if session_id:
             message["sessionId"] = session_id
@@ -268,7 +263,6 @@ class BrowserConnection:
         """Send a CDP command whose reply nobody waits for (it is dropped on arrival)."""
         if not self.alive:
             raise disconnected("The browser connection is not available.")
-        self.on_dispatch(method)
         message = {"id": next(self._ids), "method": method, "params": params or {}}
         if session_id:
             message["sessionId"] = session_id

@@ -9,7 +9,6 @@ import psutil
 import bp
 from bp import discovery, protocol
 from bp.errors import BPError
-from broker.records import store
 from broker.tabs import routing
 from broker.registry import Request, handler
 
@@ -144,7 +143,8 @@ def browsers(broker, request: Request) -> dict[str, Any]:
 def connect(broker, request: Request) -> dict[str, Any]:
     # Reaching for the browser starts at once: a cancel from here on cannot promise that nothing
     # happened; a failure to connect is still just that.
-    store.attempting()
+    if request.record is not None:
+        request.record.attempting()
     broker.agents.touch(request.client, broker.browser.generation)
     conn = broker.browser.connect(request.args.get("browser"), wait_s=max(0.05, request.remaining() - 0.25))
     broker.network_hub.guard_popups(conn)  # navigation bounds reach popups of held tabs (policy origins)
@@ -178,7 +178,8 @@ def connect(broker, request: Request) -> dict[str, Any]:
 def disconnect(broker, request: Request) -> dict[str, Any]:
     """Release this Agent; stop the whole broker only for the same installation when no other
     Agent is active (compare-and-stop on the broker's process identity)."""
-    store.attempting()  # it releases state from its first step
+    if request.record is not None:
+        request.record.attempting()  # it releases state from its first step
     agent = broker.agents.remove(request.client)
     broker.commands.forget(request.client)  # a released key keeps no command records
     broker.release_key_services(request.client)  # its copies, downloads, journals, rules and credentials go

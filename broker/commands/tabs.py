@@ -60,8 +60,9 @@ def tab(broker, request: Request) -> dict[str, Any]:
     routing.select(broker, agent, raw)
     _attach(broker, request, raw)
     row = _row(broker, agent, raw, fresh_titles=True)
-    # Just selected: listed unless it closed meanwhile, which stays an internal error as it was.
-    assert row is not None
+    if row is None:  # it closed between its selection and this answer
+        raise BPError("target_not_owned", "The tab closed as it was selected.",
+                      context={"field": "target", "reason": "target_closed"})
     return {"index": row["index"], "targetId": row["targetId"], "origin": row["origin"],
             "profileContextId": row["profileContextId"], "title": row["title"], "url": row["url"]}
 
@@ -73,7 +74,7 @@ def _attach(broker, request: Request, raw: str) -> None:
 
     try:
         broker.workers.run(raw, lambda worker: session_for(worker, broker.browser) and None,
-                                   timeout_s=max(0.1, min(5.0, request.remaining() - 0.5)))
+                           timeout_s=max(0.1, min(5.0, request.remaining() - 0.5)), record=request.record)
     except BPError:
         pass  # a crashed or slow tab: its journals start with its next command
 
@@ -197,7 +198,7 @@ def close(broker, request: Request) -> dict[str, Any]:
     agent = routing.agent_for(broker, request)
     if request.args.get("all"):
         raws = routing.agent_managed_tabs(broker, agent)
-        closed, failed = routing.close_targets(broker, list(reversed(raws)))
+        closed, failed = routing.close_targets(broker, list(reversed(raws)), record=request.record)
         if agent.selected in raws:
             agent.selected = None
         remaining = len(routing.inventory(broker, agent))
@@ -206,7 +207,7 @@ def close(broker, request: Request) -> dict[str, Any]:
                           context={"failedTargetIds": [agent.opaque_id(r) for r in failed], "closed": closed})
         return {"closed": closed, "remaining": remaining}
     raw = routing.selected_tab(broker, agent, request, create=False)
-    closed, failed = routing.close_targets(broker, [raw])
+    closed, failed = routing.close_targets(broker, [raw], record=request.record)
     if failed:
         raise BPError("internal_error", "The tab could not be closed.", retryable=True)
     agent.selected = None
@@ -225,6 +226,8 @@ def profiles(broker, request: Request) -> dict[str, Any]:
         if request.args.get("refresh"):
             broker.browser.identities.clear()
         contexts = [context for context, _ in routing.profiles(broker, agent)]
+        if request.record is not None:
+            request.record.dispatching()  # identifying opens (and closes) a tab per profile
         profile_identity.identify(broker, contexts, timeout_s=max(1.0, min(15.0, request.remaining())))
     return dict({"profiles": [row for _, row in routing.profiles(broker, agent)]}, **_bounded(broker))
 

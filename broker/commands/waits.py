@@ -31,4 +31,4 @@ def answer_dialog(broker, request):
     args = request.args
     return dialog_answer.answer(broker, agent, args["dialogId"], args["action"] == "accept", args.get("promptText"),
                           timeout_s=max(0.5, min(dialog_answer.ANSWER_TIMEOUT_S, request.remaining())),
-                          deadline=time.monotonic() + request.remaining())
+                          deadline=time.monotonic() + request.remaining(), record=request.record)

@@ -183,7 +183,6 @@ def apply(session, settings, timeout_s, previous=None):
 
 def emulate(tab):
     """`bp emulate` on the selected tab (its worker): refused on a user tab."""
-    from broker.records import store
 
     broker, agent, raw, session, args = tab.broker, tab.agent, tab.raw, tab.session, tab.args
     key, origin = broker.agents.owner(raw, broker.browser.popups())
@@ -197,7 +196,7 @@ def emulate(tab):
             del found.by_tab[gone]
     previous = found.get(raw) or {}
     settings = {} if args.get("reset") else _settings(previous, args)
-    store.dispatching()  # the overrides change the page from the first call on
+    session.dispatching()  # the overrides change the page from the first call on
     try:
         apply(session, settings, tab.remaining(floor=1.0), previous)
     except BPError:

@@ -7,7 +7,6 @@ with reason `at_boundary`, not an error; text that is not on the page is `text_n
 
 from bp.errors import BPError
 from broker.actions import settle as settling
-from broker.records import store
 from broker.observe import snapshot, worlds
 
 def in_world(session, source, opts, timeout_s=15.0, fn=None):
@@ -37,7 +36,7 @@ def scroll(broker, agent, raw, session, args, deadline):
                 "unit": args.get("unit", "viewport")}
     source = worlds.script("scroll.js")
     since = session.mark()
-    store.dispatching()  # the script checks the target and scrolls in one step
+    session.dispatching()  # the script checks the target and scrolls in one step
     if "ref" in args:
         evidence = snapshot.on_ref(broker, agent, raw, session, args["ref"], source, opts)
     else:

@@ -13,7 +13,6 @@ from typing import Any
 
 from bp.errors import BPError
 from broker.actions import inputs, settle as settling
-from broker.records import store
 from broker.observe import snapshot, worlds
 from broker.actions import slider
 from broker.forms.scroll import by_selector, in_world
@@ -137,7 +136,7 @@ def select(broker, agent, raw: str, session, args: dict[str, Any], deadline: flo
         raise BPError("action_not_verified", "The option is disabled.", retryable=False, context=context)
     label = found["label"]
     if kind == "native":
-        store.dispatching()  # the script sets the option and fires input/change
+        session.dispatching()  # the script sets the option and fires input/change
         done = step("native")
         check("select", done)
         if done.get("dispatched"):

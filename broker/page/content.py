@@ -10,7 +10,6 @@ import time
 
 from bp.errors import BPError, invalid_argument
 from broker.browser.connection import CDPError
-from broker.records import store
 from broker.observe import snapshot, worlds
 from broker.observe import frames
 from broker.tabs.session import FrameSession
@@ -181,7 +180,7 @@ def _runtime(target, method, params, deadline, tab=None):
     are announced on the tab's session) or the command's deadline."""
     tab = tab or target
     stop_at = deadline - 0.5
-    record = store.current()
+    record = tab.command()
     cancelled = (lambda: record.cancel_requested) if record is not None else (lambda: False)
     try:
         reply = target.call(method, params, timeout_s=max(1.0, deadline - time.monotonic()) + 5.0,
@@ -256,7 +255,7 @@ def evaluate(agent, raw, session, args, deadline):
             if frame is not None and not own_root:
                 params["contextId"] = frames.main_world(frame, deadline)
             try:
-                store.dispatching()  # the expression may change the page: from here on, unknown
+                session.dispatching()  # the expression may change the page: from here on, unknown
                 result = _runtime(target, "Runtime.evaluate", params, deadline, session)
                 break
             except CDPError as exc:

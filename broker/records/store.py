@@ -4,9 +4,11 @@
     accepted -> cancelled | expired
 
 A record is created when the broker accepts a request, before it waits for the tab. It becomes
-`dispatched` immediately before the first browser mutation (`dispatching()`, called from the
-CDP send path for input/navigation methods and explicitly before script mutations), after all
-preflight. The browser generation is captured at acceptance and checked before dispatch (a
+`dispatched` immediately before the first browser mutation (`dispatching()`: a tab's session
+calls it before sending a MUTATING_CDP method for the command its worker runs
+(broker/tabs/session.py), and features call it before a script that may change the page), after
+all preflight. The record reaches the work through the request (`Request.record`): the tab
+worker is handed it with the function it runs; nothing finds it through the thread. The browser generation is captured at acceptance and checked before dispatch (a
 queued stale command never reaches the new browser) and after the executor returns (a dispatched
 mutation whose browser went away is `unknown_outcome`; a read is `browser_disconnected`).
 
@@ -46,9 +48,6 @@ MUTATING_CDP = frozenset({
     "DOM.setFileInputFiles", "Fetch.fulfillRequest", "Fetch.continueRequest", "Fetch.failRequest",
     "Network.setCookie", "Network.deleteCookies", "Storage.clearCookies",
 })
-
-_local = threading.local()
-
 
 def _now_ms():
     return int(time.time() * 1000)
@@ -292,41 +291,3 @@ def digest(client, request_id, op, args, target):
     material = json.dumps([client, request_id, op, args, target], sort_keys=True, separators=(",", ":"),
                           ensure_ascii=False).encode()
     return hashlib.sha256(material).hexdigest()
-
-
-# --- the command a thread is working for ----------------------------------------------------------
-
-def current():
-    return getattr(_local, "record", None)
-
-
-class bound:
-    """Context manager: this thread works for `record` (a request thread or a tab worker)."""
-
-    def __init__(self, record):
-        self.record = record
-
-    def __enter__(self):
-        self.previous = getattr(_local, "record", None)
-        _local.record = self.record
-        return self.record
-
-    def __exit__(self, *exc):
-        _local.record = self.previous
-        return False
-
-
-def attempting():
-    """Record.attempting for the current command, if it has a record."""
-    record = current()
-    if record is not None:
-        record.attempting()
-
-
-def dispatching(method=None):
-    """Mark the current command dispatched (if `method` is given, only for a mutating CDP one)."""
-    if method is not None and method not in MUTATING_CDP:
-        return
-    record = current()
-    if record is not None:
-        record.dispatching()

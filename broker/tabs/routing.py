@@ -265,10 +265,13 @@ def create_managed(broker, agent, request, url, profile_selector):
     return raw
 
 
-def close_targets(broker, raws, timeout_s=10.0):
-    """Close tabs by raw id and wait for Chrome to report them gone; returns (closed, failed)."""
+def close_targets(broker, raws, timeout_s=10.0, record=None):
+    """Close tabs by raw id and wait for Chrome to report them gone; returns (closed, failed).
+    `record`: the command that closes them, dispatched from the first close on."""
     conn = broker.browser.require()
     failed = []
+    if raws and record is not None:
+        record.dispatching()
     for raw in raws:
         try:
             conn.cdp("Target.closeTarget", {"targetId": raw}, timeout_s=timeout_s)

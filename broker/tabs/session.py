@@ -13,7 +13,7 @@ import time
 from collections.abc import Mapping
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, cast, overload
 
 from bp.errors import BPError, browser_unresponsive, disconnected, invalid_argument, target_crashed
 from broker.browser.connection import Abort, BrowserConnection, CDPError, Reply, Started
@@ -102,6 +102,10 @@ class Session:
 
     def detached(self):
         raise NotImplementedError
+
+    def sending(self, method):
+        """Told each CDP method before it is sent: a tab's session marks its command dispatched
+        (TabSession.sending); other sessions speak for no command."""
 
 
 class FrameSessions(Session):
@@ -237,6 +241,8 @@ class FrameSession(FrameSessions):
         self.listeners = parent.listeners
         self.raw_network = parent.raw_network
         self.tab_raw_id = parent.tab_raw_id or parent.raw_id
+        # The tab's own session: a mutation sent here is its command's dispatch too.
+        self.tab: FrameSessions = parent if parent.is_tab else cast(FrameSession, parent).tab
 
     @overload
     def call(self, method: str, params: Mapping[str, Any] | None = None, timeout_s: float = 30.0,
@@ -248,9 +254,11 @@ class FrameSession(FrameSessions):
              abort: Abort | None = None) -> Reply | None:
         if not self.alive:
             raise BPError("stale_ref", "The frame is gone.", context={"field": "ref", "reason": "frame_detached"})
+        self.tab.sending(method)
         return self.conn.cdp(method, params, session_id=self.session_id, timeout_s=timeout_s, abort=abort)
 
     def send_nowait(self, method: str, params: Mapping[str, Any] | None = None) -> None:
+        self.tab.sending(method)
         self.conn.send_nowait(method, params, session_id=self.session_id)
 
     def deliver(self, method, params):
@@ -288,9 +296,11 @@ class TabSession(FrameSessions):
 
     is_tab = True
 
-    def __init__(self, conn: BrowserConnection, targets: "Targets", raw_id: str, timeout_s: float = 10.0):
+    def __init__(self, conn: BrowserConnection, targets: "Targets", raw_id: str, timeout_s: float = 10.0,
+                 worker: "TabWorker | None" = None):
         self.conn = conn
         self.raw_id = raw_id
+        self.worker = worker  # the tab's worker (None: a session of the broker's own, profiles' identify)
         self.targets = targets
         self.listeners = []  # callables(session, method, params) -> True to consume (broker/network/journal.py)
         self._events = collections.deque(maxlen=EVENT_BUFFER)
@@ -336,10 +346,13 @@ class TabSession(FrameSessions):
                 self.conn.forget(started)
             raise BPError("target_not_owned", "The tab is gone.", context={"reason": "target_detached"})
         if method in CRASH_SAFE:
+            if started is None:
+                self.sending(method)
             return self.conn.cdp(method, params, session_id=self.session_id, timeout_s=timeout_s, abort=abort,
                                  started=started)
         if started is None:
             self.check_answers()
+            self.sending(method)
         crashed = self.targets.crashed
         stop = (lambda: self.raw_id in crashed or abort()) if abort else (lambda: self.raw_id in crashed)
         try:
@@ -367,6 +380,7 @@ class TabSession(FrameSessions):
         if not self.alive:
             raise BPError("target_not_owned", "The tab is gone.", context={"reason": "target_detached"})
         self.check_answers()
+        self.sending(method)
         return Later(self, method, self.conn.cdp_start(method, params, session_id=self.session_id))
 
     def answers(self):
@@ -411,7 +425,30 @@ class TabSession(FrameSessions):
             raise target_crashed(state["reason"])
 
     def send_nowait(self, method: str, params: Mapping[str, Any] | None = None) -> None:
+        self.sending(method)
         self.conn.send_nowait(method, params, session_id=self.session_id)
+
+    # --- the command this tab works for ----------------------------------------------------------
+
+    def command(self) -> "store.Record | None":
+        """The record of the command the tab's worker runs, when asked from that worker (a dialog
+        answer or a wait's reader on another thread speaks for its own command, not this one)."""
+        worker = self.worker
+        if worker is None or threading.current_thread() is not worker.thread:
+            return None
+        return worker.record
+
+    def dispatching(self) -> None:
+        """What the command sends next may change the page: from here on its outcome is unknown
+        (store.Record.dispatching; it refuses when the command may no longer reach the browser)."""
+        record = self.command()
+        if record is not None:
+            record.dispatching()
+
+    def sending(self, method: str) -> None:
+        """Before a CDP method is sent for the command: a mutating one is its dispatch."""
+        if method in store.MUTATING_CDP:
+            self.dispatching()
 
     def dialog_open(self):
         return self.dialog is not None
@@ -587,6 +624,7 @@ class TabSession(FrameSessions):
 class TabWorker:
     def __init__(self, raw_id, name):
         self.raw_id = raw_id
+        self.record: store.Record | None = None  # the command it runs now, handed over by Workers.run
         self.queue: queue.Queue[Any] = queue.Queue()  # (fn, future) pairs, then _STOP
         self.session: TabSession | None = None
         self.thread = threading.Thread(target=self._run, name=name, daemon=True)
@@ -624,8 +662,9 @@ class Workers:
         self._lock = threading.Lock()
         self._names = 0
 
-    def run(self, raw_id, fn, timeout_s):
-        """Run fn(worker) on the tab's worker after the commands queued before it."""
+    def run(self, raw_id, fn, timeout_s, record=None):
+        """Run fn(worker) on the tab's worker after the commands queued before it, for the command
+        whose `record` it is (None: the broker's own work, or a command without a record)."""
         with self._lock:
             worker = self._workers.get(raw_id)
             if worker is None:
@@ -634,14 +673,16 @@ class Workers:
                                   context={"limit": "tabs", "max": MAX_WORKERS})
                 self._names += 1
                 worker = self._workers[raw_id] = TabWorker(raw_id, f"tab-{self._names}")
-        record = store.current()
 
         def bound(worker):
-            with store.bound(record):  # the worker works for the same command
-                if record is not None and record.cancel_requested:
-                    raise BPError("command_cancelled", "The command was cancelled before it started.",
-                                  context={"commandId": record.id})
+            if record is not None and record.cancel_requested:
+                raise BPError("command_cancelled", "The command was cancelled before it started.",
+                              context={"commandId": record.id})
+            worker.record = record  # the worker works for this command (its session's dispatch marks it)
+            try:
                 return fn(worker)
+            finally:
+                worker.record = None
 
         future = worker.submit(bound)
         deadline = time.monotonic() + timeout_s
@@ -708,7 +749,7 @@ def session_for(worker, browser, crashed_ok=False):
             raise target_crashed(state["reason"])
         session.check_answers()
     if worker.session is None or not worker.session.alive or worker.session.conn is not conn:
-        worker.session = TabSession(conn, browser.targets, worker.raw_id)
+        worker.session = TabSession(conn, browser.targets, worker.raw_id, worker=worker)
         _run_hooks(browser.session_hooks, worker.session)
     else:
         _run_hooks(browser.session_use_hooks, worker.session)

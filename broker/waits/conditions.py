@@ -141,7 +141,7 @@ class PageProbe(Probe):
             return None
 
         try:
-            return broker.workers.run(raw, run, timeout_s=budget)
+            return broker.workers.run(raw, run, timeout_s=budget, record=self.request.record)
         except BPError as exc:
             if exc.code in TRANSIENT:
                 return None
@@ -154,7 +154,7 @@ def _ensure_session(broker, raw, request):
     session = broker.workers.session(raw)
     if session is None:
         session = broker.workers.run(raw, lambda worker: session_for(worker, broker.browser),
-                                             timeout_s=max(0.1, min(PROBE_S * 2, request.remaining())))
+                                     timeout_s=max(0.1, min(PROBE_S * 2, request.remaining())), record=request.record)
     return session
 
 
@@ -345,7 +345,8 @@ class IdleProbe(Probe):
             return value.get("quietMs", 0)
 
         try:
-            return self.broker.workers.run(self.raw, run, timeout_s=min(PROBE_S, max(0.1, self.request.remaining())))
+            return self.broker.workers.run(self.raw, run, timeout_s=min(PROBE_S, max(0.1, self.request.remaining())),
+                                           record=self.request.record)
         except BPError as exc:
             if exc.code in TRANSIENT or exc.code == "target_crashed":
                 self.tracker = None
@@ -366,7 +367,8 @@ class IdleProbe(Probe):
         session = self.session
         try:
             state = self.broker.workers.run(self.raw, lambda worker: session.page_state(),
-                                                    timeout_s=min(PROBE_S, max(0.1, self.request.remaining())))
+                                            timeout_s=min(PROBE_S, max(0.1, self.request.remaining())),
+                                            record=self.request.record)
         except BPError as exc:
             if exc.code in TRANSIENT:
                 return None

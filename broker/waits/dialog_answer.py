@@ -20,7 +20,8 @@ def _unknown(dialog_id):
                    context={"field": "dialogId", "dialogId": str(dialog_id)[:128]})
 
 
-def answer(broker, agent, dialog_id, accept, prompt_text=None, timeout_s=ANSWER_TIMEOUT_S, deadline=None):
+def answer(broker, agent, dialog_id, accept, prompt_text=None, timeout_s=ANSWER_TIMEOUT_S, deadline=None,
+           record=None):
     """Accept or dismiss one pending dialog; returns the action taken and, with a `deadline`, the
     settle of what the answer caused (a confirm() that submits a form navigates only once it is
     answered: the answer says so, and comes after the new document, not before the POST)."""
@@ -34,6 +35,8 @@ def answer(broker, agent, dialog_id, accept, prompt_text=None, timeout_s=ANSWER_
                 raise invalid_argument("prompt", "--prompt answers a prompt() dialog only.", dialogId=dialog_id,
                                        dialogType=dialog.get("type"))
             params["promptText"] = prompt_text
+        if record is not None:
+            record.dispatching()  # the answer of the command `record` is (a request thread's, not the tab worker's)
         try:
             session.call("Page.handleJavaScriptDialog", params, timeout_s=timeout_s)
         except BPError as exc:

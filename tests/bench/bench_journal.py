@@ -51,7 +51,7 @@ def open_and_settle(bp, env, url):
 def service_cpu_ms(home):
     """CPU time (user + system, ms) of this home's broker and of its janitor so far."""
     broker = janitor = 0.0
-    for proc in helpers.brokers_for(home):
+    for proc in helpers.brokers_of(home):
         broker += sum(proc.cpu_times()[:2])
         janitor += sum(sum(child.cpu_times()[:2]) for child in proc.children())
     return broker * 1000, janitor * 1000

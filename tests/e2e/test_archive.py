@@ -115,7 +115,7 @@ def test_unpacked_archive_runs_cli_broker_and_janitor_without_python(release, pa
         assert bp("connect")["ok"] is True  # a fresh broker from the archive
         done = bp("disconnect")
         assert done["released"] is True and done["brokerStopped"] is True
-        assert helpers.wait_until(lambda: not helpers.brokers_for(bp_home), timeout=10)
+        assert helpers.wait_until(lambda: not helpers.brokers_of(bp_home), timeout=10)
         assert helpers.wait_until(lambda: not set(browser.pages()) - baseline, timeout=10)
     finally:
         helpers.stop_brokers(bp_home)

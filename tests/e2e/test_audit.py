@@ -106,7 +106,7 @@ def test_journal_survives_a_broker_crash(home, env_for, pages):
     ok(home, env, "open", pages.page("<p>before</p>", title="crash"))
     before = ok(home, env, "audit")["entries"]
     os.kill(helpers.broker_pid(home), signal.SIGKILL)
-    assert helpers.wait_until(lambda: helpers.brokers_for(home) == [], 10)
+    assert helpers.wait_until(lambda: helpers.brokers_of(home) == [], 10)
     assert bp(home, "connect", env=env).rc == 0
     after = ok(home, env, "audit")["entries"]
     assert [e["seq"] for e in after[:len(before)]] == [e["seq"] for e in before]
@@ -172,7 +172,7 @@ def test_a_tail_cut_while_the_service_was_down_is_reported(home, env_for, pages)
     for n in range(4):
         ok(home, env, "open", pages.page(f"<p>{n}</p>", title=f"t{n}"))
     assert bp(home, "disconnect", env=env).rc == 0
-    assert helpers.wait_until(lambda: helpers.brokers_for(home) == [], 15)
+    assert helpers.wait_until(lambda: helpers.brokers_of(home) == [], 15)
     [path] = journal_files(home)
     lines = open(path, "rb").read().splitlines(keepends=True)
     last_seq = json.loads(lines[-1])["seq"]

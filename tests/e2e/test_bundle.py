@@ -82,7 +82,7 @@ def test_bundled_wheel_runs_the_main_job_black_box(installations, release_index,
 
     done = _ok(bp("disconnect"))
     assert done["released"] is True and done["brokerStopped"] is True  # this installation started it
-    assert helpers.brokers_for(home) == []
+    assert helpers.brokers_of(home) == []
 
 
 def test_two_installations_share_one_broker_and_only_the_starter_stops_it(installations, home, chromium, tmp_path):
@@ -95,7 +95,7 @@ def test_two_installations_share_one_broker_and_only_the_starter_stops_it(instal
     assert seen["pid"] == pid and seen["state"] == "running"  # compatible installation reuses it
     _ok(second("connect"))
     assert _ok(second("status"))["service"]["pid"] == pid
-    assert [p.pid for p in helpers.brokers_for(home)] == [pid]
+    assert [p.pid for p in helpers.brokers_of(home)] == [pid]
     assert _ok(first("doctor"))["locator"]["sameInstallation"] is True
     assert _ok(second("doctor"))["locator"]["sameInstallation"] is False
 
@@ -111,4 +111,4 @@ def test_two_installations_share_one_broker_and_only_the_starter_stops_it(instal
     stopped = _ok(first("disconnect"))  # the installation that started it, nobody left
     assert stopped["brokerStopped"] is True
     assert stopped["released"] is False  # its Agent was already released
-    assert helpers.brokers_for(home) == []
+    assert helpers.brokers_of(home) == []

@@ -124,7 +124,7 @@ def test_json_forces_json_on_a_tty(home):
 def test_browser_commands_without_broker_do_not_start_one(home):
     assert bp(home, "disconnect").json == {"ok": True, "released": False, "brokerStopped": False,
                                           "reason": "not_running"}
-    assert helpers.brokers_for(home) == []
+    assert helpers.brokers_of(home) == []
 
 
 @pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
@@ -134,8 +134,8 @@ def test_signal_during_connect_exits_with_signal_code(home, pending_browser, sig
     assert bp(home, "status", **env).rc == 0
     running = helpers.bp_popen(home, "connect", **env)
     # Wait until the request is with the broker (the handshake is pending).
-    assert helpers.wait_until(lambda: helpers.brokers_for(home) and
-                              any("janitor" in " ".join(c.cmdline()) for c in helpers.brokers_for(home)[0].children()),
+    assert helpers.wait_until(lambda: helpers.brokers_of(home) and
+                              any("janitor" in " ".join(c.cmdline()) for c in helpers.brokers_of(home)[0].children()),
                               timeout=15)
     time.sleep(0.2)
     running.send_signal(sig)

@@ -25,7 +25,7 @@ def test_doctor_without_a_service_reports_everything_and_starts_nothing(home, en
     assert r["recovery"]["action"] == "bp connect"
     assert r["logs"]["dir"] == os.path.join(home, "logs")
     assert r["installation"]["version"] and r["installation"]["identity"].startswith("installation:")
-    assert helpers.brokers_for(home) == []
+    assert helpers.brokers_of(home) == []
     assert sorted(os.listdir(home)) == []  # nothing was created or claimed
 
 

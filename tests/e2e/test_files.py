@@ -420,4 +420,4 @@ def test_a_full_output_disk_or_private_storage_is_storage_full(home, env_for, pa
             assert full.code == "storage_full" and full.json["context"]["where"] == "artifacts", full
             assert os.listdir(out) == []
             assert bp(home, "disconnect", env=env).rc == 0
-            assert helpers.wait_until(lambda: helpers.brokers_for(home) == [], 15)
+            assert helpers.wait_until(lambda: helpers.brokers_of(home) == [], 15)

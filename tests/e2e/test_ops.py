@@ -25,8 +25,8 @@ def test_an_interrupted_connect_is_a_command_that_bp_command_knows(home, pending
     assert bp(home, "status", **env).rc == 0
     running = helpers.bp_popen(home, "connect", **env)
     # The request is with the broker once the janitor for the pending handshake runs.
-    assert helpers.wait_until(lambda: helpers.brokers_for(home) and
-                              any("janitor" in " ".join(c.cmdline()) for c in helpers.brokers_for(home)[0].children()),
+    assert helpers.wait_until(lambda: helpers.brokers_of(home) and
+                              any("janitor" in " ".join(c.cmdline()) for c in helpers.brokers_of(home)[0].children()),
                               timeout=15)
     running.send_signal(signal.SIGINT)
     out, _ = running.communicate(timeout=10)
@@ -47,10 +47,10 @@ def test_a_broker_killed_during_a_pending_handshake_takes_its_janitor_with_it(ho
     env = dict(BROWSER_PILOT_BROWSER_DATA_DIRS=pending_browser.root, BROWSER_PILOT_HANDSHAKE_TIMEOUT_MS=60000)
     assert bp(home, "status", **env).rc == 0
     running = helpers.bp_popen(home, "connect", **env)
-    janitors = helpers.wait_until(lambda: [c for b in helpers.brokers_for(home) for c in b.children()
+    janitors = helpers.wait_until(lambda: [c for b in helpers.brokers_of(home) for c in b.children()
                                            if "janitor" in " ".join(c.cmdline())], timeout=15)
     assert janitors, "no janitor started for the pending handshake"
-    helpers.brokers_for(home)[0].kill()
+    helpers.brokers_of(home)[0].kill()
     gone, alive = psutil.wait_procs(janitors, timeout=20)  # a third of the handshake timeout
     assert not alive, "the janitor outlived its broker while the handshake was pending"
     running.kill()

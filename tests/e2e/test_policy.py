@@ -205,7 +205,7 @@ def test_unusable_policy_stops_the_service(home, env_for, tmp_path):
         assert result.rc != 0 and result.code == code, (policy, how, result)
         if field:
             assert result.json["context"]["field"] == field, result
-        assert helpers.brokers_for(home) == [], "the service must not run on an unusable policy"
+        assert helpers.brokers_of(home) == [], "the service must not run on an unusable policy"
         assert bp(home, "status", env=env).json["service"]["state"] != "running"
         doctor = bp(home, "doctor", env=env).json
         assert doctor["policy"]["state"] == "unusable" and any(p["area"] == "policy" for p in doctor["problems"])

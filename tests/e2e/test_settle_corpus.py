@@ -14,23 +14,12 @@ import time
 
 import pytest
 
-from tests.helpers import bp, ok, ref_of
-from tests.settle_corpus import CASES, LATE, SettleServer
+from tests.helpers import bp, names, ok, ref_of
+from tests.settle_corpus import CASES, LATE
 
 # Pages that stay busy on their own: the action's answer is sync, and the busy page must not make
 # the settle wait for the whole bound (it would say "capped").
 BUSY = ("sse_open", "websocket_open", "long_poll_open", "clock", "css_animation")
-
-
-@pytest.fixture(scope="module")
-def corpus():
-    server = SettleServer()
-    yield server
-    server.stop()
-
-
-def _names(observation):
-    return [e.get("name") for e in observation.get("elements") or ()]
 
 
 def _record(case, in_call, ms, settle):
@@ -56,14 +45,14 @@ def test_the_answer_is_in_the_same_call(home, connected, corpus, case):
     assert result.rc == 0, result
     evidence = result.json["evidence"]
     settle = evidence["settle"]
-    in_call = expected is None or expected in _names(result.json)
+    in_call = expected is None or expected in names(result.json)
     _record(case, in_call, ms, settle)
     print(case, in_call, ms, settle)
     assert settle["status"] in ("settled", "quiet", "navigated", "capped"), settle
     if expected is not None:
-        assert in_call, (case, _names(result.json), evidence)
+        assert in_call, (case, names(result.json), evidence)
     if case in LATE:
-        assert LATE[case] not in _names(result.json), (case, settle)
+        assert LATE[case] not in names(result.json), (case, settle)
     if case == "post_then_location":
         assert settle["status"] == "navigated", settle
     elif case in BUSY:

@@ -3,21 +3,8 @@ unreachable URL as a failure (issue 25), on real Chromium with pages on 127.0.0.
 
 import socket
 
-from tests.helpers import bp, ok, ref_of
-from tests.settle_corpus import SettleServer
+from tests.helpers import bp, names, ok, ref_of
 
-import pytest
-
-
-@pytest.fixture(scope="module")
-def corpus():
-    server = SettleServer()
-    yield server
-    server.stop()
-
-
-def _names(observation):
-    return [e.get("name") for e in observation.get("elements") or ()]
 
 
 def test_an_open_caps_its_settle_and_wait_idle_waits_for_the_apps_late_answer(home, connected, corpus):
@@ -25,13 +12,13 @@ def test_an_open_caps_its_settle_and_wait_idle_waits_for_the_apps_late_answer(ho
     # The app's fetch takes 4 s: the open settles at most 3 s, says so, and shows no answer yet.
     assert opened["settle"]["status"] == "capped", opened["settle"]
     assert opened["settle"]["pending"]["requests"] == 1
-    assert "Late answer" not in _names(opened)
+    assert "Late answer" not in names(opened)
     idle = bp(home, "wait", "--idle", "--timeout", "15000", env=connected)
     assert idle.rc == 0, idle
     assert idle.json["condition"] == "idle"
     assert idle.json["matched"]["quietMs"] >= 500
     assert idle.json["matched"]["url"] == corpus.url("late_fetch")
-    assert "Late answer" in _names(ok(home, connected, "snapshot"))
+    assert "Late answer" in names(ok(home, connected, "snapshot"))
 
 
 def test_wait_idle_does_not_wait_for_an_event_stream(home, connected, corpus):

@@ -169,7 +169,7 @@ def test_tab_commands_without_a_browser_are_browser_disconnected(home):
         result = bp(home, *args)
         assert result.code == "browser_disconnected", (args, result)
         assert result.json["remediation"]["code"] == "connect_browser"
-    assert helpers.brokers_for(home) == []
+    assert helpers.brokers_of(home) == []
 
 
 def test_tab_index_out_of_range_and_bad_selectors(home, connected):

@@ -12,7 +12,7 @@ from tests.helpers import bp
 def janitors_of(home):
     """Live janitor processes serving this home (children of its broker)."""
     found = []
-    for broker in helpers.brokers_for(home):
+    for broker in helpers.brokers_of(home):
         for child in broker.children():
             try:
                 if "janitor" in child.cmdline() and child.status() != psutil.STATUS_ZOMBIE:

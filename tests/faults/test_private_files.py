@@ -30,12 +30,12 @@ def test_deleted_owner_lock_locks_no_agent_out(home, chromium, connected_baselin
     assert bp(home, "snapshot", env=env).rc == 0
     other = bp(home, "--client-key", "agent-b", "connect", env=env)
     assert other.rc == 0, other
-    assert [p.pid for p in helpers.brokers_for(home)] == [broker]  # never a second broker
+    assert [p.pid for p in helpers.brokers_of(home)] == [broker]  # never a second broker
     from cli import client
 
     assert helpers.wait_until(lambda: client.broker_running(home) is True, timeout=5)  # the broker put it back
     assert_recovered(home, env, chromium, baseline, keys=("agent-b", "browser-pilot-cli"))
-    assert helpers.brokers_for(home) == []
+    assert helpers.brokers_of(home) == []
 
 
 @pytest.mark.parametrize("damage", ["deleted", "corrupt"])
@@ -50,7 +50,7 @@ def test_disconnect_without_a_readable_locator_keeps_the_identity_check(home, ch
     assert bp(home, "status", env=env).rc == 0
     done = bp(home, "disconnect", env=env)
     assert done.rc == 0 and done.json["brokerStopped"] is True, done  # named by the broker's own answer
-    assert helpers.wait_until(lambda: not helpers.brokers_for(home))
+    assert helpers.wait_until(lambda: not helpers.brokers_of(home))
     assert_tabs_closed(chromium, baseline)
 
 
@@ -94,7 +94,7 @@ def test_startup_lock_held_by_a_live_process_is_never_reclaimed(home, env_for):
     try:
         result = bp(home, "--timeout", "1500", "connect", env=env)
         assert result.rc == 1 and result.code == "browser_disconnected", result
-        assert os.path.exists(lock) and helpers.brokers_for(home) == []
+        assert os.path.exists(lock) and helpers.brokers_of(home) == []
     finally:
         os.close(fd)
 

@@ -26,7 +26,7 @@ def test_group_signal_closes_every_managed_tab(home, chromium, env_for, pages, s
 
     send_group(broker, signum)
 
-    assert helpers.wait_until(lambda: not helpers.brokers_for(home) and not janitors_of(home), timeout=10)
+    assert helpers.wait_until(lambda: not helpers.brokers_of(home) and not janitors_of(home), timeout=10)
     assert_tabs_closed(chromium, baseline)
     reconnect_and_recover(home, env, chromium, baseline)
 

@@ -125,4 +125,4 @@ def test_a_real_broker_answers_every_generated_frame(home, connected):
 
         answered()
     assert helpers.bp(home, "status", env=connected).rc == 0
-    assert len(helpers.brokers_for(home)) == 1
+    assert len(helpers.brokers_of(home)) == 1

@@ -26,7 +26,7 @@ def test_eight_concurrent_first_connects_start_exactly_one_broker(home, env_for)
         t.join()
     assert all(r.rc == 0 and r.json["ok"] for r in results), results
     assert len({r.json["connectionGeneration"] for r in results}) == 1  # one shared connection
-    assert len(helpers.brokers_for(home)) == 1
+    assert len(helpers.brokers_of(home)) == 1
     status = bp(home, "status", env=env).json
     assert status["service"]["agents"] == 8
     assert [p["role"] for p in status["processes"]] == ["broker", "janitor"]
@@ -52,7 +52,7 @@ def test_stale_locator_and_lock_of_a_sigkilled_broker_do_not_block_the_next_star
     again = bp(home, "connect", env=connected)
     assert again.rc == 0, again
     assert helpers.broker_pid(home) != old_pid
-    assert len(helpers.brokers_for(home)) == 1
+    assert len(helpers.brokers_of(home)) == 1
     assert not os.path.exists(lock)
 
 
@@ -73,7 +73,7 @@ def test_sigstopped_broker_gets_unresponsive_remediation_and_stays_alive(home, c
         assert status.json["recovery"]["remediation"]["code"] == "restart_unresponsive_broker"
 
         assert psutil.Process(pid).status() == psutil.STATUS_STOPPED  # never signalled or replaced
-        assert [p.pid for p in helpers.brokers_for(home)] == [pid]
+        assert [p.pid for p in helpers.brokers_of(home)] == [pid]
     finally:
         os.kill(pid, signal.SIGCONT)
     assert bp(home, "status", env=connected).json["service"]["state"] == "running"
@@ -97,7 +97,7 @@ def test_commands_other_than_connect_never_start_a_broker(home, env_for):
     for args in (["status"], ["browsers"], ["disconnect"]):
         result = bp(home, *args, env=env)
         assert result.rc == 0, result
-    assert helpers.brokers_for(home) == []
+    assert helpers.brokers_of(home) == []
     assert not os.path.exists(os.path.join(home, "broker.sock"))
 
 

@@ -36,10 +36,11 @@ def ws_url(chromium):
     return f"ws://127.0.0.1:{port}{path}"
 
 
-def connect(ctx, run_dir, url, handshake_timeout_s=10.0, events=None, on_dispatch=None):
+def connect(ctx, run_dir, url, handshake_timeout_s=10.0, events=None, on_event=None):
+    if events is not None:
+        on_event = lambda method, raw: events.append(method)  # noqa: E731
     conn = BrowserConnection(ctx, run_dir, {"id": "test", "product": "chromium"}, url, 1, handshake_timeout_s,
-                             on_event=(lambda method, raw: events.append(method)) if events is not None else None,
-                             on_dispatch=on_dispatch)
+                             on_event=on_event)
     conn.start()
     assert conn.wait_settled(WAIT_S)
     return conn
@@ -62,20 +63,35 @@ def test_a_ready_connection_answers_cdp_and_relays_events(ctx, run_dir, chromium
         conn.close()
 
 
-def test_the_first_mutating_call_marks_the_bound_command_dispatched(ctx, run_dir, chromium):
-    # The broker hands the connection its records' hook (broker/server.py); the transport itself
-    # knows nothing of records.
-    conn = connect(ctx, run_dir, ws_url(chromium), on_dispatch=store.dispatching)
+def test_the_first_mutation_a_tab_worker_sends_dispatches_the_command_it_was_handed(ctx, run_dir, chromium):
+    """The transport knows nothing of records: the tab's session marks the command its worker
+    runs (handed over with the work, broker/tabs/session.py Workers.run), and only for what that
+    worker sends; a call of another thread on the same session speaks for no command."""
+    from broker.browser.targets import Targets
+    from broker.tabs.session import TabSession, Workers
+
+    targets = Targets()
+    conn = connect(ctx, run_dir, ws_url(chromium), on_event=targets.on_event)
+    target = conn.cdp("Target.createTarget", {"url": "about:blank", "background": True})["targetId"]
     record = store.Record("cmd-0000000000000001", "open", True, 60.0, 1, None, None, None,
-                             SimpleNamespace(generation=1))
+                          SimpleNamespace(generation=1))
+    workers = Workers()
     try:
-        with store.bound(record):
-            conn.cdp("Browser.getVersion")
-            assert record.status == "accepted"  # a read is not a dispatch
-            target = conn.cdp("Target.createTarget", {"url": "about:blank", "background": True})["targetId"]
-            assert record.status == "dispatched"
-        conn.cdp("Target.closeTarget", {"targetId": target})
+        def attach(worker):
+            worker.session = TabSession(conn, targets, target, worker=worker)
+            worker.session.call("Runtime.evaluate", {"expression": "1"})
+            return record.status
+
+        assert workers.run(target, attach, timeout_s=WAIT_S, record=record) == "accepted"  # reads: no dispatch
+        session = workers.session(target)
+        session.call("Page.navigate", {"url": "about:blank#other-thread"})
+        assert record.status == "accepted"  # not sent by the worker: not this command's
+        navigate = lambda worker: worker.session.call("Page.navigate", {"url": "about:blank#mine"})  # noqa: E731
+        workers.run(target, navigate, timeout_s=WAIT_S, record=record)
+        assert record.status == "dispatched"
     finally:
+        workers.stop_all()
+        conn.cdp("Target.closeTarget", {"targetId": target})
         conn.close()
 
 

@@ -36,7 +36,7 @@ def _nested(depth):
 def _still_serving(home, env):
     result = bp(home, "status", env=env)
     assert result.rc == 0, result
-    assert len(helpers.brokers_for(home)) == 1
+    assert len(helpers.brokers_of(home)) == 1
 
 
 @pytest.mark.parametrize("payload", [

@@ -88,7 +88,7 @@ def test_disconnect_closes_only_this_agents_tab_and_keeps_broker_for_others(home
     second = bp(home, "--client-key", "agent-b", "disconnect", env=env)
     assert second.rc == 0, second
     assert second.json["brokerStopped"] is True
-    assert helpers.brokers_for(home) == []
+    assert helpers.brokers_of(home) == []
     assert not os.path.exists(os.path.join(home, "broker-locator.json"))
     assert not (tab_b & set(chromium.pages()))
     assert baseline <= set(chromium.pages())  # user tabs untouched
@@ -115,4 +115,4 @@ def test_disconnect_from_another_installation_releases_but_leaves_broker_running
     assert reply.json["released"] is True
     assert reply.json["brokerStopped"] is False
     assert reply.json["reason"] == "other_installation"
-    assert len(helpers.brokers_for(home)) == 1
+    assert len(helpers.brokers_of(home)) == 1

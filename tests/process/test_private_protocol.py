@@ -57,7 +57,7 @@ def test_request_of_another_protocol_major_is_protocol_incompatible(home, connec
     reply = _raw(home, _request(v=[protocol.PROTOCOL[0] + 1, 0]))
     assert reply["code"] == "protocol_incompatible"
     assert reply["remediation"]["code"] == "stop_incompatible_broker_or_isolate"
-    assert len(helpers.brokers_for(home)) == 1  # left running
+    assert len(helpers.brokers_of(home)) == 1  # left running
 
 
 class FakeBroker:

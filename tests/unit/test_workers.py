@@ -99,8 +99,7 @@ def test_a_queued_command_cancelled_by_its_agent_never_runs(workers):
     queued = record()
 
     def send():
-        with store.bound(queued):
-            return workers.run("tab-a", lambda w: ran.append(1), timeout_s=WAIT_S)
+        return workers.run("tab-a", lambda w: ran.append(1), timeout_s=WAIT_S, record=queued)
 
     t2, box = in_thread(send)
     assert queued.cancel() == "cancelled"
@@ -111,11 +110,10 @@ def test_a_queued_command_cancelled_by_its_agent_never_runs(workers):
     assert workers.run("tab-a", lambda w: "after", timeout_s=WAIT_S) == "after" and ran == []
 
 
-def test_the_worker_works_for_the_callers_command_and_hands_back_its_errors(workers):
+def test_the_worker_works_for_the_command_it_is_handed_and_hands_back_its_errors(workers):
     mine = record(7)
-    with store.bound(mine):
-        assert workers.run("tab-a", lambda w: store.current(), timeout_s=WAIT_S) is mine
-    assert workers.run("tab-a", lambda w: store.current(), timeout_s=WAIT_S) is None
+    assert workers.run("tab-a", lambda w: w.record, timeout_s=WAIT_S, record=mine) is mine
+    assert workers.run("tab-a", lambda w: w.record, timeout_s=WAIT_S) is None  # nothing lingers
 
     def fails(worker):
         raise BPError("target_not_owned", "gone")
