@@ -37,6 +37,11 @@ CASES = {
         <button id=go onclick="channel.port2.postMessage(null)">Go</button>""", ("click", "Go"), "Answer"),
     "timer_40ms": _click("setTimeout(() => show('Answer'), 40)"),
     "timer_300ms": _click("setTimeout(() => show('Answer'), 300)"),
+    # A library's next step from its own timer: the first timer's callback schedules the answer's
+    # (as Bootstrap's modal shows its dialog, then moves focus in, each on a timer).
+    "timer_chain": _click("setTimeout(() => setTimeout(() => show('Answer'), 200), 150)"),
+    # A poll the click starts, re-arming itself for ever: awaited two levels deep, then not.
+    "timer_poll": _click("show('Answer'); (function poll() { setTimeout(poll, 100); })()"),
     "fetch_100ms": _click("fetch('/api?wait=100').then(r => r.json()).then(() => show('Answer'))"),
     "fetch_400ms": _click("fetch('/api?wait=400').then(r => r.json()).then(() => show('Answer'))"),
     "fetch_2000ms": _click("fetch('/api?wait=2000').then(r => r.json()).then(() => show('Answer'))"),

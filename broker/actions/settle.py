@@ -15,16 +15,23 @@ What counts as caused, and how it is seen:
   open or need no answer) and requests still open REQUEST_BOUND_S after they started: those are
   reported as pending, never awaited;
 - timers (setTimeout up to TIMER_MAX_MS) and animation frames the page scheduled while the input
-  was being dispatched: the page's setTimeout / requestAnimationFrame are wrapped for the
-  dispatch only and restored at the first poll (a timer scheduled later, a setInterval clock, a
-  longer timeout are not causes);
+  was being dispatched, and the timers that a caused timer's callback schedules, two levels deep
+  (a library's next step: Bootstrap's modal shows its dialog when the backdrop's timer fires, and
+  moves focus into it when the dialog's own fallback timer fires): the page's requestAnimationFrame
+  is wrapped for the dispatch only, its setTimeout until the settle stops (a timer scheduled
+  later by anything else, a setInterval clock, a longer timeout, a poll re-arming itself are not
+  causes);
 - DOM changes of the top document and its same-origin frames (a MutationObserver counter);
 - motion the action started (the browser's own list, document.getAnimations()): a CSS transition,
   CSS animation or Web Animation that began after the arm, is finite, ends within MOTION_MAX_MS,
   moves or reveals (opacity, transform, size, position, clip; not colours or shadows) and is on an
   element holding a control (a modal fading in, a menu sliding open: its fields take focus, or
-  become visible, when it ends). A colour fading on a hovered button, a button's own press effect,
-  a ripple, a spinner (infinite) or anything running before the action are not causes;
+  become visible, when it ends) is waited for until it has finished and the page has drawn a frame
+  since (its transitionend/animationend handlers have run then), but no longer than it should
+  take: a background tab draws few frames and ends its motion much later (measured: ~1.1 s for
+  any transition in a headless background tab), a hidden one never while we wait. A colour fading
+  on a hovered button, a button's own press effect, a ripple, a spinner (infinite) or anything
+  running before the action are not causes;
 - WebSocket frames the page sent while the input was dispatched: each waits (up to WS_ANSWER_S)
   for the DOM change that answers it (received frames are dropped before the broker for their
   volume, so the answer is read from its effect on the page); a page that sends frames on its own
@@ -77,7 +84,7 @@ ARM = """(function (timerMax, frameWait, slack, motionMax) {
   const t = {armed: true, timers: [], mutations: 0, last: 0, observers: [], t0: now()};
   // Motion: animations running before the action are not its causes.
   const animations = () => { try { return document.getAnimations ? document.getAnimations() : []; } catch (e) { return []; } };
-  const before = new WeakSet(animations()), seen = new WeakMap();
+  const before = new WeakSet(animations()), seen = new WeakSet();
   const CONTROL = "a[href],button,input,select,textarea,summary,[tabindex],[contenteditable]";
   // What moves or reveals a thing (not a colour, a shadow, an outline): CSS names, as a
   // CSSTransition gives them; a keyframe's camelCase names are turned into them.
@@ -90,26 +97,34 @@ ARM = """(function (timerMax, frameWait, slack, motionMax) {
       for (const p in frame) if (MOTION.has(p.replace(/[A-Z]/g, (c) => "-" + c.toLowerCase()))) return true;
     return false;
   };
+  // Each awaited animation is pending until it has finished and the page has had a frame since
+  // (Chromium dispatches transitionend/animationend at the next frame: their handlers have run
+  // then), and no longer than it should take (`due`): a tab that draws few frames (a background
+  // tab) ends its motion much later, and a hidden one never while we wait: not awaited there.
+  const awaited = [];
   const moving = (n) => {
-    let count = 0;
+    if (document.hidden) return 0;
     for (const a of animations()) {
-      if (before.has(a) || a.playState !== "running") continue;
-      let due = seen.get(a);
-      if (due === undefined) {
-        due = null;
-        try {
-          const timing = a.effect.getComputedTiming(), target = a.effect.target, rate = Math.abs(a.playbackRate) || 1;
-          const left = (timing.endTime - (timing.localTime || 0)) / rate;
-          // The element holds a control (a dialog, a menu): its own press or hover effect is not one.
-          if (isFinite(left) && left <= motionMax && target && target.nodeType === 1 &&
-              target.querySelector(CONTROL) && moves(a)) due = n + left;
-        } catch (e) {}
-        seen.set(a, due);
-      }
-      if (due !== null && n < due + slack) count++;
+      if (before.has(a) || seen.has(a)) continue;
+      seen.add(a);
+      try {
+        const timing = a.effect.getComputedTiming(), target = a.effect.target, rate = Math.abs(a.playbackRate) || 1;
+        const left = (timing.endTime - (timing.localTime || 0)) / rate;
+        // The element holds a control (a dialog, a menu): its own press or hover effect is not one.
+        if (a.playState === "running" && isFinite(left) && left <= motionMax && target && target.nodeType === 1 &&
+            target.querySelector(CONTROL) && moves(a)) {
+          const r = {due: n + left, done: false};
+          const done = () => { r.done = true; };
+          a.finished.then(() => (typeof RAF === "function" ? RAF.call(w, done) : done()), done);
+          awaited.push(r);
+        }
+      } catch (e) {}
     }
+    let count = 0;
+    for (const r of awaited) if (!r.done && n < r.due + slack) count++;
     return count;
   };
+
   const count = (records) => { t.mutations += records.length; t.last = now(); };
   const watch = (doc, depth) => {
     try {
@@ -123,13 +138,22 @@ ARM = """(function (timerMax, frameWait, slack, motionMax) {
     } catch (e) {}
   };
   watch(document, 0);
+  // A timer the dispatch scheduled is caused (level 1), and so is one that a caused timer's
+  // callback schedules, two levels deep (a fade's fallback timer that a library starts when its
+  // first step ran: Bootstrap's modal); a page that keeps re-arming one is a poll, not an answer.
+  let level = 0;  // the level of the caused timer whose callback runs now (0: none)
   const timeout = function (fn, delay) {
     const ms = Number(delay) || 0;
-    if (t.armed && typeof fn === "function" && ms <= timerMax) {
-      const rec = {due: now() + ms, fired: false};
+    if ((t.armed || (level > 0 && level < 3)) && typeof fn === "function" && ms <= timerMax) {
+      const rec = {due: now() + ms, fired: false}, mine = level + 1;
       t.timers.push(rec);
       const args = Array.prototype.slice.call(arguments, 2);
-      return ST.call(w, function () { rec.fired = true; return fn.apply(this, args); }, delay);
+      return ST.call(w, function () {
+        rec.fired = true;
+        const outer = level;
+        level = mine;
+        try { return fn.apply(this, args); } finally { level = outer; }
+      }, delay);
     }
     return ST.apply(w, arguments);
   };
@@ -149,10 +173,11 @@ ARM = """(function (timerMax, frameWait, slack, motionMax) {
   if (typeof RAF === "function") w.requestAnimationFrame = frame;
   if (typeof PM === "function") MP.postMessage = posting;
   if (typeof WPM === "function") w.postMessage = windowPosting;
+  // Disarmed at the first look: what the page schedules from then on is not the dispatch's. The
+  // setTimeout wrapper stays until the settle stops, for the timers caused timers schedule.
   t.disarm = () => {
     if (!t.armed) return;
     t.armed = false;
-    if (w.setTimeout === timeout) w.setTimeout = ST;
     if (w.requestAnimationFrame === frame) w.requestAnimationFrame = RAF;
     if (MP && MP.postMessage === posting) MP.postMessage = PM;
     if (w.postMessage === windowPosting) w.postMessage = WPM;
@@ -172,7 +197,13 @@ ARM = """(function (timerMax, frameWait, slack, motionMax) {
     if (!t.posted || typeof MC !== "function") return Object.assign(t.poll(), {posted: false});
     return new Promise((resolve) => { const c = new MC(); c.port1.onmessage = () => resolve(t.poll()); c.port2.postMessage(0); });
   };
-  t.stop = () => { t.disarm(); for (const o of t.observers) o.disconnect(); t.observers = []; };
+  t.stop = () => {
+    t.disarm();
+    level = 3;  // (a caused timer still to run schedules nothing we count)
+    if (w.setTimeout === timeout) w.setTimeout = ST;
+    for (const o of t.observers) o.disconnect();
+    t.observers = [];
+  };
   const el = document.activeElement;
   const role = el && el.getAttribute ? (el.getAttribute("role") || "") : "";
   t.debounced = !!(el && (el.type === "search" || role === "combobox" || role === "searchbox" ||

@@ -19,7 +19,7 @@ from tests.settle_corpus import CASES, LATE
 
 # Pages that stay busy on their own: the action's answer is sync, and the busy page must not make
 # the settle wait for the whole bound (it would say "capped").
-BUSY = ("sse_open", "websocket_open", "long_poll_open", "clock", "css_animation")
+BUSY = ("sse_open", "websocket_open", "long_poll_open", "clock", "css_animation", "timer_poll")
 
 
 def _record(case, in_call, ms, settle):
