@@ -18,7 +18,7 @@ import re
 import sys
 
 from bp import protocol
-from cli.build import Values
+from cli.build import Refused, Values
 
 # ASCII only: anything else ('١', '１', '+5', ' 5', '1e3') is click's to judge
 _INT = re.compile(r"[0-9]{1,7}\Z")
@@ -177,12 +177,10 @@ def plan(argv, environ=os.environ):
     op, build = BUILDERS[command]
     try:
         args = build(values)
-    except Exception as exc:  # the command refuses this argv: click reports it in its words
-        from cli.build import Refused
-
-        if isinstance(exc, Refused):
-            return None
-        from bp.errors import BPError
+    except Refused:
+        return None  # the command refuses this argv: click reports it in its words
+    except Exception as exc:
+        from bp.errors import BPError  # (imported only on a refusal)
 
         if isinstance(exc, BPError):
             return None

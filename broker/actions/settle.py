@@ -199,7 +199,6 @@ ARM = """(function (timerMax, frameWait, slack, motionMax) {
   };
   t.stop = () => {
     t.disarm();
-    level = 3;  // (a caused timer still to run schedules nothing we count)
     if (w.setTimeout === timeout) w.setTimeout = ST;
     for (const o of t.observers) o.disconnect();
     t.observers = [];

@@ -19,7 +19,15 @@ from tests import helpers
 from tests.bench.bench_startup import median_table, timed
 from tests.bench.rig import Rig, arguments
 
-PAGE = "".join(f"<button>Item {i}</button>" for i in range(49)) + "<input aria-label=Field>"
+# A mixed page of 50 controls among text: buttons (the first is what the click presses), links,
+# checkboxes, text fields, a select, and the field typed into.
+PAGE = ("<h1>Orders</h1><p>Review the open orders below.</p>"
+        + "".join(f"<button>Item {i}</button>" for i in range(12))
+        + "<h2>Links</h2>" + "".join(f"<p>See <a href='#o{i}'>order {i}</a> for details.</p>" for i in range(12))
+        + "".join(f"<label><input type=checkbox> Option {i}</label>" for i in range(12))
+        + "".join(f"<label>Name {i} <input></label>" for i in range(12))
+        + "<label>Plan <select><option>Free</option><option>Pro</option></select></label>"
+        + "<input aria-label=Field>")
 FRONT_SETTLE_S = 0.3
 
 
