@@ -2,9 +2,9 @@
 
 Each hot command declares, beside its click declaration, one pure function from its parameter
 values to its request's arguments (`click_request` in cli/commands/actions.py, …). The click
-command calls it (cli.commands.built); scripts/fast_table_gen.py copies it into
-cli/fast_table.py for the fast path. So both parsers send the same request from the same code,
-and a flag is added in one command, not twice.
+command calls it (cli.commands.built), and the fast path (cli/fast.py) calls it too, on the
+values it reads from the same declaration (cli/declare.py). So both parsers send the same
+request from the same code, and a flag is added in one command, not twice.
 """
 
 

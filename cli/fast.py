@@ -5,84 +5,43 @@ click costs more than the broker's own work for a click and its observation. So 
 forms of the hot commands are read here by a small parser, and everything else — any other
 command, `--help`, `--human` or a terminal on stdout, an option spelling not in the command's
 table, anything that would be an error — goes to the full click application (cli/main.py),
-which owns every message and error. The options and arguments, and each command's request
-builder, come from cli/fast_table.py, generated from the commands themselves (python
-scripts/fast_table_gen.py): the builder is the very function the click command calls. The rule
-that keeps the two in step: this parser accepts a subset of what click accepts, and the same
-builder makes the request (tests/unit/test_fast_path.py checks that against the click commands,
-on argv generated from their declarations).
+which owns every message and error. The options and arguments come from the commands' own
+declarations (cli/declare.py: click's decorators, recorded, so reading them imports no click),
+and the request from the command's builder beside them: the very function the click command
+calls. The rule that keeps the two in step: this parser accepts a subset of what click accepts,
+and the same builder makes the request (tests/unit/test_fast_path.py checks that against the
+click commands, on argv generated from their declarations).
 """
 
 import os
-import re
 import sys
 
 from bp import protocol
 from cli.build import Refused, Values
+from cli.declare import IntRange
 
-# ASCII only: anything else ('١', '１', '+5', ' 5', '1e3') is click's to judge
-_INT = re.compile(r"[0-9]{1,7}\Z")
-_FLOAT = re.compile(r"[0-9]{1,7}(\.[0-9]{1,6})?\Z")
-_ATTRIBUTE_NAME = re.compile(r"^[A-Za-z_:][-A-Za-z0-9_:.]{0,127}$")  # cli.commands.page.ATTRIBUTE_NAME
 _GLOBALS = {"--client-key": "client_key", "--request-id": "request_id", "--timeout": "timeout"}
+_TIMEOUT = IntRange(protocol.TIMEOUT_MIN_MS, protocol.TIMEOUT_MAX_MS)
 
 
-def _number(text, bounds):
-    if text is None or not _INT.match(text):
-        return None
-    value = int(text)
-    return value if bounds[0] <= value <= bounds[1] else None
-
-
-_NOT_TAKEN = object()  # a value the fast path does not take: click's to judge
-
-
-def _convert(kind, text):
-    """A parameter's value as click's type would make it, or _NOT_TAKEN."""
-    if kind[0] == "str":
-        return text
-    if kind[0] == "int":
-        value = _number(text, (kind[1], kind[2]))
-        return _NOT_TAKEN if value is None else value
-    if kind[0] == "float" and _FLOAT.match(text):
-        value, low, high, low_open, high_open = float(text), kind[1], kind[2], kind[3], kind[4]
-        if low is not None and (value <= low if low_open else value < low):
-            return _NOT_TAKEN
-        if high is not None and (value >= high if high_open else value > high):
-            return _NOT_TAKEN
+def _take(param, text):
+    """The parameter's value as click would make it (its type, then its callback), or None: a
+    value the fast path leaves to click."""
+    value = param.type.take(text)
+    if value is None or param.callback is None:
         return value
-    if kind[0] == "choice" and text in kind[1]:
-        return text
-    return _NOT_TAKEN
-
-
-def _attributes(value):
-    names = [name.strip() for name in value.split(",") if name.strip()]
-    if not names or len(names) > 20 or not all(_ATTRIBUTE_NAME.match(name) for name in names):
-        return _NOT_TAKEN
-    return names
-
-
-def _combo(value):
-    from bp import keys
-
     try:
-        keys.parse(value)
-    except keys.KeyError_:
-        return _NOT_TAKEN
-    return value
-
-
-# The click callbacks the fast path repeats; a parameter with any other callback is click's.
-_CALLBACKS = {"_attributes": _attributes, "_combo": _combo}
+        return param.callback(None, param, value)
+    except Refused:
+        return None
 
 
 def _values(params, argv):
     """The command's parameter values as click would pass them (defaults filled in), or None on
     anything this parser does not take: a repeated option, `--`, a token that looks like an
     option where a value or argument is due, a value outside its type."""
-    options = {spelling: param for param in params if param[0] == "option" for spelling in param[2]}
-    arguments = [param for param in params if param[0] == "argument"]
+    options = {spelling: param for param in params if param.kind == "option" for spelling in param.spellings}
+    arguments = [param for param in params if param.kind == "argument"]
     given, positionals = {}, []
     tokens = iter(argv)
     for token in tokens:
@@ -91,18 +50,18 @@ def _values(params, argv):
             spelling, text = token.split("=", 1)
         if spelling in options:
             param = options[spelling]
-            if param[1] in given:
+            if param.name in given:
                 return None
-            if param[3] == ("flag",):
+            if param.is_flag:
                 if text is not None:
                     return None
-                given[param[1]] = True
+                given[param.name] = True
                 continue
             if text is None:
                 text = next(tokens, None)
                 if text is None or text.startswith("-"):
                     return None
-            given[param[1]] = (param, text)
+            given[param.name] = text
         elif token.startswith("-"):
             return None
         else:
@@ -110,24 +69,20 @@ def _values(params, argv):
     if len(positionals) > len(arguments):
         return None
     for param, text in zip(arguments, positionals):
-        given[param[1]] = (param, text)
+        given[param.name] = text
     values = Values(given=given)
     for param in params:
-        kind, name, _, type_, default, required, callback = param
-        if name not in given:
-            if required:
+        if param.name not in given:
+            if param.required:
                 return None
-            values[name] = default
-            continue
-        if given[name] is True:
-            values[name] = True
-            continue
-        value = _convert(type_, given[name][1])
-        if value is not _NOT_TAKEN and callback is not None:
-            value = _CALLBACKS[callback](value) if callback in _CALLBACKS else _NOT_TAKEN
-        if value is _NOT_TAKEN:
-            return None
-        values[name] = value
+            values[param.name] = param.default
+        elif param.is_flag:
+            values[param.name] = True
+        else:
+            value = _take(param, given[param.name])
+            if value is None:
+                return None
+            values[param.name] = value
     return values
 
 
@@ -155,9 +110,10 @@ def plan(argv, environ=os.environ):
         else:
             return None  # --human, --version, --help, -x …: click's
         index += 1
-    from cli.fast_table import BUILDERS, COMMANDS
+    from cli.table import COMMANDS
 
-    if index >= len(argv) or argv[index] not in BUILDERS:
+    row = COMMANDS.get(argv[index]) if index < len(argv) else None
+    if row is None or row.request is None:  # not a hot command
         return None
     if not json_forced and _tty(sys.stdout):
         return None  # people at a terminal get click's readable rendering
@@ -167,16 +123,15 @@ def plan(argv, environ=os.environ):
         return None
     timeout_ms = protocol.TIMEOUT_DEFAULT_MS
     if settings["timeout"] is not None:
-        timeout_ms = _number(settings["timeout"], (protocol.TIMEOUT_MIN_MS, protocol.TIMEOUT_MAX_MS))
+        timeout_ms = _TIMEOUT.take(settings["timeout"])
         if timeout_ms is None:
             return None
-    command = argv[index]
-    values = _values(COMMANDS[command], argv[index + 1:])
+    module = __import__(row.module, fromlist=[row.function])
+    values = _values(getattr(module, row.function).params, argv[index + 1:])
     if values is None or dict.get(values, "text") == "-":
         return None  # ('-': the text is on stdin, which click reads)
-    op, build = BUILDERS[command]
     try:
-        args = build(values)
+        args = getattr(module, row.request)(values)
     except Refused:
         return None  # the command refuses this argv: click reports it in its words
     except Exception as exc:
@@ -185,7 +140,7 @@ def plan(argv, environ=os.environ):
         if isinstance(exc, BPError):
             return None
         raise
-    if command == "wait":  # as cli/commands/wait.py: its own --timeout, else the global one, else 30 s
+    if row.name == "wait":  # as cli/commands/wait.py: its own --timeout, else the global one, else 30 s
         if _tty(sys.stderr):
             return None  # a person at a terminal gets click's progress line
         if values["timeout_ms"] is not None:
@@ -195,7 +150,7 @@ def plan(argv, environ=os.environ):
     if values.unread():
         return None
     fields = {"client_key": settings["client_key"], "request_id": settings["request_id"], "timeout_ms": timeout_ms}
-    return fields, op, args
+    return fields, row.op, args
 
 
 def _tty(stream):

@@ -33,6 +33,8 @@ class LazyGroup(click.Group):
         module_name, attr = COMMANDS[name]
         module = __import__(module_name, fromlist=[attr])
         command = getattr(module, attr)
+        if hasattr(command, "click_command"):  # declared with cli.declare (a hot command's family)
+            command = command.click_command()
         if command.epilog is None or GLOBAL_OPTIONS_EPILOG not in command.epilog:
             command.epilog = f"{command.epilog}\n\n{GLOBAL_OPTIONS_EPILOG}" if command.epilog else GLOBAL_OPTIONS_EPILOG
         return command

@@ -3,12 +3,11 @@
 Broker side: broker/commands/actions.py (same operation names, from bp.protocol).
 """
 
-import click
-
 from bp import protocol
 from cli import render
 from cli.build import Refused, given
 from cli.commands import built, send
+from cli.declare import IntRange, argument, command, option
 
 
 def _xy(ctx, param, value):
@@ -17,18 +16,18 @@ def _xy(ctx, param, value):
     try:
         x, y = (float(v) for v in value.split(","))
     except ValueError:
-        raise click.BadParameter("must be x,y in CSS pixels of the viewport, e.g. 120,340") from None
+        raise Refused("must be x,y in CSS pixels of the viewport, e.g. 120,340") from None
     if not (0 <= x <= 100000 and 0 <= y <= 100000):
-        raise click.BadParameter("coordinates must be within the viewport")
+        raise Refused("coordinates must be within the viewport")
     return [x, y]
 
 
-@click.command()
-@click.argument("ref", type=click.IntRange(1, protocol.MAX_REF), required=False)
-@click.option("--xy", callback=_xy, metavar="X,Y", help="Click viewport coordinates instead of a ref.")
-@click.option("--double", is_flag=True, help="Double-click.")
-@click.option("--right", is_flag=True, help="Right-click.")
-@click.option("-l", "--limit", type=click.IntRange(1, 10000), default=50, show_default=True,
+@command()
+@argument("ref", type=IntRange(1, protocol.MAX_REF), required=False)
+@option("--xy", callback=_xy, metavar="X,Y", help="Click viewport coordinates instead of a ref.")
+@option("--double", is_flag=True, help="Double-click.")
+@option("--right", is_flag=True, help="Right-click.")
+@option("-l", "--limit", type=IntRange(1, 10000), default=50, show_default=True,
               help="Most elements in the returned observation.")
 def click_ref(**values):
     """Click an element by its ref from the latest snapshot (or at --xy coordinates).
@@ -78,12 +77,12 @@ def bounded_text(text):
     return text
 
 
-@click.command(name="type")
-@click.argument("ref", type=click.IntRange(1, protocol.MAX_REF))
-@click.argument("text")
-@click.option("-c", "--clear", is_flag=True, help="Empty the field first (select all, delete; also rich editors).")
-@click.option("-s", "--submit", is_flag=True, help="Press Enter afterwards (not sent if the page changed meanwhile).")
-@click.option("-l", "--limit", type=click.IntRange(1, 10000), default=50, show_default=True,
+@command(name="type")
+@argument("ref", type=IntRange(1, protocol.MAX_REF))
+@argument("text")
+@option("-c", "--clear", is_flag=True, help="Empty the field first (select all, delete; also rich editors).")
+@option("-s", "--submit", is_flag=True, help="Press Enter afterwards (not sent if the page changed meanwhile).")
+@option("-l", "--limit", type=IntRange(1, 10000), default=50, show_default=True,
               help="Most elements in the returned observation.")
 def type_text(**values):
     """Type TEXT into the field REF from the latest snapshot. TEXT '-' reads it from stdin, so a
@@ -105,9 +104,9 @@ def type_request(v):
                  clear=v["clear"], submit=v["submit"])
 
 
-@click.command()
-@click.argument("ref", type=click.IntRange(1, protocol.MAX_REF))
-@click.option("-l", "--limit", type=click.IntRange(1, 10000), default=50, show_default=True,
+@command()
+@argument("ref", type=IntRange(1, protocol.MAX_REF))
+@option("-l", "--limit", type=IntRange(1, 10000), default=50, show_default=True,
               help="Most elements in the returned observation.")
 def hover(**values):
     """Move the pointer over the element REF (for menus that open on hover).

@@ -11,7 +11,8 @@ import click
 from bp import protocol
 from bp.errors import invalid_argument
 from cli.build import given
-from cli.commands import ListingGroup, send
+from cli.commands import send
+from cli.commands.listing import ListingGroup
 from cli.output import escape
 
 MAX_PASSWORD = 4096

@@ -3,23 +3,22 @@
 Broker side: broker/commands/actions.py, logic in broker/actions/keyboard.py.
 """
 
-import click
-
 from bp import keys, protocol
 from cli import render
-from cli.build import given
+from cli.build import Refused, given
 from cli.commands import built, send
 from cli.commands.actions import bounded_text, text_argument
+from cli.declare import IntRange, argument, command, option
 
 
-@click.command()
-@click.argument("text")
-@click.option("-c", "--clear", is_flag=True, help="Select all and delete in the focused field first.")
-@click.option("-s", "--submit", is_flag=True, help="Press Enter afterwards (not sent if the page changed meanwhile).")
-@click.option("-d", "--delay", type=click.IntRange(0, 1000), default=0, show_default=True,
+@command()
+@argument("text")
+@option("-c", "--clear", is_flag=True, help="Select all and delete in the focused field first.")
+@option("-s", "--submit", is_flag=True, help="Press Enter afterwards (not sent if the page changed meanwhile).")
+@option("-d", "--delay", type=IntRange(0, 1000), default=0, show_default=True,
               help="Milliseconds between keys; with a delay every character is its own key event.")
-@click.option("--click", "click_css", metavar="CSS", help="Click this element first to focus it.")
-@click.option("-l", "--limit", type=click.IntRange(1, 10000), default=50, show_default=True,
+@option("--click", "click_css", metavar="CSS", help="Click this element first to focus it.")
+@option("-l", "--limit", type=IntRange(1, 10000), default=50, show_default=True,
               help="Most elements in the returned observation.")
 def keyboard(**values):
     """Type TEXT into whatever has focus (TEXT '-' reads it from stdin).
@@ -43,13 +42,13 @@ def _combo(ctx, param, value):
     try:
         keys.parse(value)
     except keys.KeyError_ as exc:
-        raise click.BadParameter(str(exc)) from None
+        raise Refused(str(exc)) from None
     return value
 
 
-@click.command()
-@click.argument("key", callback=_combo)
-@click.option("-l", "--limit", type=click.IntRange(1, 10000), default=50, show_default=True,
+@command()
+@argument("key", callback=_combo)
+@option("-l", "--limit", type=IntRange(1, 10000), default=50, show_default=True,
               help="Most elements in the returned observation.")
 def press(**values):
     """Press one KEY or combo on the focused element: Enter, Tab, Escape, ArrowDown, PageDown,

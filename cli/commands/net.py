@@ -13,7 +13,8 @@ import click
 from bp import outputs, protocol
 from bp.errors import invalid_argument
 from cli.build import given
-from cli.commands import ListingGroup, regular_file, send
+from cli.commands import regular_file, send
+from cli.commands.listing import ListingGroup
 from cli.output import escape
 
 MOCK_FILE_MAX = 1024 * 1024

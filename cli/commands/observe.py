@@ -3,27 +3,26 @@
 Broker side: broker/commands/observe.py (same operation names, from bp.protocol).
 """
 
-import click
-
 from bp import protocol
 from cli import client, render, signals
 from cli.build import Refused, given
 from cli.commands import built
+from cli.declare import Choice, IntRange, command, command_settings, option
 from cli.output import finish
 
 
-@click.command()
-@click.option("-l", "--limit", type=click.IntRange(1, 10000), default=50, show_default=True,
+@command()
+@option("-l", "--limit", type=IntRange(1, 10000), default=50, show_default=True,
               help="Most elements to return (1-10000); more sets truncated with element_limit.")
-@click.option("--diff", is_flag=True,
+@option("--diff", is_flag=True,
               help="Only what changed since this Agent's previous observation of the tab: added, changed "
                    "and removed elements.")
-@click.option("--grep", metavar="TEXT",
+@option("--grep", metavar="TEXT",
               help="Only elements whose name, value or context contains TEXT (any case), the whole page "
                    "searched; matches gives how many.")
-@click.option("--role", type=click.Choice(protocol.ELEMENT_ROLES),
+@option("--role", type=Choice(protocol.ELEMENT_ROLES),
               help="Only elements of this role (with or without --grep).")
-@click.option("--disabled", is_flag=True,
+@option("--disabled", is_flag=True,
               help="Also list the disabled controls (disabledElements, each disabled: true, no ref); "
                    "disabledCount always says how many were left out.")
 def snapshot(**values):
@@ -40,7 +39,7 @@ def snapshot(**values):
               bp snapshot --grep delete --role button
     """
     signals.install()
-    finish(client.call(click.get_current_context().obj, protocol.OP_SNAPSHOT, built(snapshot_request, values)),
+    finish(client.call(command_settings(), protocol.OP_SNAPSHOT, built(snapshot_request, values)),
            render.observation)
 
 

@@ -7,11 +7,10 @@ Broker side: broker/commands/page.py and broker/page/content.py (same operation 
 import json
 import re
 
-import click
-
 from bp import protocol
-from cli.build import given
+from cli.build import Refused, given
 from cli.commands import built, send
+from cli.declare import IntRange, argument, command, option
 from cli.output import escape
 
 MAX_EXPRESSION = 100_000
@@ -87,11 +86,11 @@ def _render_eval(r):
     return _CONTROL.sub("", text) + ("\n[truncated]" if r.get("truncated") else "")
 
 
-@click.command()
-@click.argument("selector", required=False)
-@click.option("--limit", type=click.IntRange(1, 1_000_000), default=3000, show_default=True, metavar="CHARS",
+@command()
+@argument("selector", required=False)
+@option("--limit", type=IntRange(1, 1_000_000), default=3000, show_default=True, metavar="CHARS",
               help="Most characters of text to return (1-1000000).")
-@click.option("--from-anchor", "anchor", metavar="ID",
+@option("--from-anchor", "anchor", metavar="ID",
               help="Start at the element with this id (a section); default: the URL's #fragment, if any.")
 def read(**values):
     """Read the selected frame's text as a person sees it: the main content (or SELECTOR's),
@@ -118,12 +117,12 @@ def read_request(v):
     return args
 
 
-@click.command()
-@click.argument("query")
-@click.option("--selector", metavar="CSS", help="Only search inside elements matching this selector.")
-@click.option("--case-sensitive", is_flag=True, help="Match letter case exactly.")
-@click.option("--whole-word", is_flag=True, help="Match whole words only.")
-@click.option("-l", "--limit", type=click.IntRange(1, 200), default=20, show_default=True,
+@command()
+@argument("query")
+@option("--selector", metavar="CSS", help="Only search inside elements matching this selector.")
+@option("--case-sensitive", is_flag=True, help="Match letter case exactly.")
+@option("--whole-word", is_flag=True, help="Match whole words only.")
+@option("-l", "--limit", type=IntRange(1, 200), default=20, show_default=True,
               help="Most matches to return (1-200); totalMatches counts them all.")
 def search(**values):
     """Find QUERY in the rendered text of the selected frame (open shadow DOM and same-origin
@@ -149,20 +148,20 @@ def _attributes(ctx, param, value):
         return None
     names = [name.strip() for name in value.split(",") if name.strip()]
     if not names or len(names) > 20:
-        raise click.BadParameter("give 1-20 comma-separated attribute names")
+        raise Refused("give 1-20 comma-separated attribute names")
     for name in names:
         if not ATTRIBUTE_NAME.match(name):
-            raise click.BadParameter(f"not an attribute name: {name[:64]!r}")
+            raise Refused(f"not an attribute name: {name[:64]!r}")
     return names
 
 
-@click.command()
-@click.argument("selector")
-@click.option("-l", "--limit", type=click.IntRange(1, 200), default=20, show_default=True,
+@command()
+@argument("selector")
+@option("-l", "--limit", type=IntRange(1, 200), default=20, show_default=True,
               help="Most elements to return (1-200); totalMatches counts them all.")
-@click.option("--attributes", callback=_attributes, metavar="A,B",
+@option("--attributes", callback=_attributes, metavar="A,B",
               help="Attributes to report for each element (up to 20 names; values cut at 2048 characters).")
-@click.option("--no-shadow", is_flag=True, help="Do not look inside open shadow roots.")
+@option("--no-shadow", is_flag=True, help="Do not look inside open shadow roots.")
 def find(**values):
     """List the elements matching the CSS SELECTOR in the selected frame, with tag, role, name,
     text (500 characters at most), visibility, enabled state and box in viewport pixels.
@@ -182,8 +181,8 @@ def find_request(v):
                  noShadow=v["no_shadow"])
 
 
-@click.command()
-@click.argument("selector")
+@command()
+@argument("selector")
 def locate(selector):
     """Scroll the first element matching the CSS SELECTOR to the middle of the view and give its
     centre (x, y) and box in viewport pixels of the tab, e.g. for 'bp click --xy'.
@@ -194,8 +193,8 @@ def locate(selector):
     send(protocol.OP_LOCATE, {"selector": selector}, _render_locate)
 
 
-@click.command()
-@click.argument("index", type=click.IntRange(0, 10_000), required=False)
+@command()
+@argument("index", type=IntRange(0, 10_000), required=False)
 def frame(index):
     """List the frames of the selected tab (0 is the page itself), or select frame INDEX.
 
@@ -210,8 +209,8 @@ def frame(index):
     send(protocol.OP_FRAME, {} if index is None else {"index": index}, _render_frames)
 
 
-@click.command(name="eval")
-@click.argument("expression", required=False)
+@command(name="eval")
+@argument("expression", required=False)
 def eval_js(expression):
     """Evaluate a JavaScript EXPRESSION in the page's own world of the selected frame and print
     its JSON value; a promise is awaited. EXPRESSION '-' (or none, when stdin is not a terminal)
@@ -225,6 +224,8 @@ def eval_js(expression):
     Example:  bp eval "document.querySelectorAll('tr').length"
     Example:  echo 'await fetch("/api/me").then(r => r.status)' | bp eval
     """
+    import click
+
     if expression is None or expression == "-":
         import sys
 

@@ -3,27 +3,26 @@
 Broker side: broker/commands/forms.py and broker/forms/scroll.py (same operation name, from bp.protocol).
 """
 
-import click
-
 from bp import protocol
 from cli import render
 from cli.build import Refused
 from cli.commands import built, send
+from cli.declare import Choice, FloatRange, IntRange, argument, command, option
 
 
-@click.command()
-@click.argument("direction", type=click.Choice(["up", "down", "left", "right"]), required=False)
-@click.option("--amount", type=click.FloatRange(min=0, max=1_000_000, min_open=True), default=None,
+@command()
+@argument("direction", type=Choice(["up", "down", "left", "right"]), required=False)
+@option("--amount", type=FloatRange(min=0, max=1_000_000, min_open=True), default=None,
               help="How far: in viewports (default 1) or, with --unit pixels, in CSS pixels.")
-@click.option("--unit", type=click.Choice(["pixels", "viewport"]), default=None,
+@option("--unit", type=Choice(["pixels", "viewport"]), default=None,
               help="Unit of --amount (default viewport: the scroller's visible height or width).")
-@click.option("--ref", type=click.IntRange(1, protocol.MAX_REF), default=None, help="Scroll this container (a ref).")
-@click.option("--selector", default=None, metavar="CSS", help="Scroll this container (first CSS match).")
-@click.option("--to", "to", type=click.Choice(["start", "end"]), default=None, help="Scroll to the top or bottom.")
-@click.option("--to-text", "to_text", default=None, metavar="TEXT",
+@option("--ref", type=IntRange(1, protocol.MAX_REF), default=None, help="Scroll this container (a ref).")
+@option("--selector", default=None, metavar="CSS", help="Scroll this container (first CSS match).")
+@option("--to", "to", type=Choice(["start", "end"]), default=None, help="Scroll to the top or bottom.")
+@option("--to-text", "to_text", default=None, metavar="TEXT",
               help="Scroll the first visible match of TEXT into view (case-insensitive substring).")
-@click.option("--exact", is_flag=True, help="With --to-text: the whole text of a text node, case-sensitive.")
-@click.option("-l", "--limit", type=click.IntRange(1, 10000), default=50, show_default=True,
+@option("--exact", is_flag=True, help="With --to-text: the whole text of a text node, case-sensitive.")
+@option("-l", "--limit", type=IntRange(1, 10000), default=50, show_default=True,
               help="Most elements in the returned observation.")
 def scroll(**values):
     """Scroll the page, or a container, by an amount, to an end, or to a text.

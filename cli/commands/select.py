@@ -3,12 +3,11 @@
 Broker side: broker/commands/forms.py and broker/forms/select.py (same operation names, from bp.protocol).
 """
 
-import click
-
 from bp import protocol
 from cli import render
 from cli.build import Refused, given
 from cli.commands import built, send
+from cli.declare import Choice, IntRange, argument, command, option
 from cli.output import escape
 
 MAX_SELECTOR = 4096
@@ -45,8 +44,8 @@ def _options(r):
     return "\n".join(lines)
 
 
-@click.command()
-@click.argument("target")
+@command()
+@argument("target")
 def dropdown(target):
     """List the options of a dropdown: a native <select>, or an ARIA combobox/listbox.
 
@@ -61,13 +60,13 @@ def dropdown(target):
     send(protocol.OP_DROPDOWN, built(lambda v: _target(v["target"]), {"target": target}), _options)
 
 
-@click.command()
-@click.argument("target")
-@click.argument("option")
-@click.option("--by", type=click.Choice(["label", "value", "index"]), default="label", show_default=True,
+@command()
+@argument("target")
+@argument("option")
+@option("--by", type=Choice(["label", "value", "index"]), default="label", show_default=True,
               help="Match OPTION against the option's label, value, or 1-based index.")
-@click.option("--contains", is_flag=True, help="Case-insensitive substring match (default: exact).")
-@click.option("-l", "--limit", type=click.IntRange(1, 10000), default=50, show_default=True,
+@option("--contains", is_flag=True, help="Case-insensitive substring match (default: exact).")
+@option("-l", "--limit", type=IntRange(1, 10000), default=50, show_default=True,
               help="Most elements in the returned observation.")
 def select(**values):
     """Choose OPTION in the dropdown TARGET (a ref, or a CSS selector).

@@ -5,16 +5,11 @@ Broker side: broker/commands/browser.py (same operation names, from bp.protocol)
 
 import time
 
-import click
-
 from bp import protocol
 from bp.errors import BPError
 from cli import client, signals
+from cli.declare import command, command_settings, option
 from cli.output import escape, finish
-
-
-def _settings():
-    return click.get_current_context().obj
 
 
 def _finish_if_failed(reply):
@@ -67,7 +62,7 @@ def status_request(v):
     return {}
 
 
-@click.command()
+@command()
 def status():
     """Show the service, the browser connection and this Agent's session.
 
@@ -76,7 +71,7 @@ def status():
     \b
     Example:  bp status
     """
-    report_status(_settings())
+    report_status(command_settings())
 
 
 def report_status(settings, failure=None):
@@ -120,8 +115,8 @@ def _render_browsers(r):
     return "\n".join(lines)
 
 
-@click.command()
-@click.option("-b", "--browser", "browser_filter", metavar="FILTER",
+@command()
+@option("-b", "--browser", "browser_filter", metavar="FILTER",
               help="Only browsers whose id, product or channel contains FILTER (case-insensitive).")
 def browsers(browser_filter):
     """List the browsers Browser Pilot can see, and what each needs before 'bp connect'.
@@ -131,7 +126,7 @@ def browsers(browser_filter):
     \b
     Example:  bp browsers --browser chrome
     """
-    settings = _settings()
+    settings = command_settings()
     from bp import paths
 
     args = {"browser": browser_filter} if browser_filter else {}
@@ -149,8 +144,8 @@ def browsers(browser_filter):
 
 # --- connect -----------------------------------------------------------------------------------
 
-@click.command()
-@click.option("-b", "--browser", "browser_filter", metavar="FILTER",
+@command()
+@option("-b", "--browser", "browser_filter", metavar="FILTER",
               help="Which browser to connect when several can be (id, product or channel substring).")
 def connect(browser_filter):
     """Connect to a browser: the only command that asks the browser for authorization.
@@ -162,11 +157,13 @@ def connect(browser_filter):
     \b
     Example:  bp connect --browser launched
     """
-    settings = _settings()
+    settings = command_settings()
     from cli import startup
     from cli.output import Mode
 
     if Mode.human():
+        import click
+
         click.echo("Connecting; if the browser asks, click 'Allow' to permit remote debugging.", err=True)
     signals.install()
     startup.ensure_broker(settings)
@@ -183,7 +180,7 @@ def connect(browser_filter):
 BROKER_EXIT_WAIT_S = 15.0
 
 
-@click.command()
+@command()
 def disconnect():
     """Release this Agent's state and close the tabs it opened.
 
@@ -193,7 +190,7 @@ def disconnect():
     \b
     Example:  bp disconnect
     """
-    settings = _settings()
+    settings = command_settings()
     from bp import identity, locator, paths
 
     home_dir = paths.home()
@@ -225,10 +222,10 @@ def disconnect():
 
 # --- launch ------------------------------------------------------------------------------------
 
-@click.command()
-@click.option("--headless/--headed", default=None,
+@command()
+@option("--headless/--headed", default=None,
               help="Run without a window (default when no display is available) or with one.")
-@click.option("--stop", is_flag=True, help="Stop the browser 'bp launch' started (and nothing else).")
+@option("--stop", is_flag=True, help="Stop the browser 'bp launch' started (and nothing else).")
 def launch(headless, stop):
     """Start a private Chromium/Chrome for Browser Pilot, with its own profile under the home.
 

@@ -5,12 +5,11 @@ Broker side: broker/commands/tabs.py (same operation names, from bp.protocol).
 
 from typing import Any
 
-import click
-
 from bp import protocol
 from cli import render
 from cli.build import given
 from cli.commands import built, send
+from cli.declare import IntRange, argument, command, option
 from cli.output import escape
 
 
@@ -24,7 +23,7 @@ def _render_tabs(r):
     return "\n".join(lines)
 
 
-@click.command()
+@command()
 def tabs():
     """List every tab this Agent may use, in every live profile.
 
@@ -41,9 +40,9 @@ def tabs_request(v):
     return {}
 
 
-@click.command()
-@click.argument("target", metavar="INDEX|release")
-@click.argument("release_target", metavar="[INDEX]", required=False)
+@command()
+@argument("target", metavar="INDEX|release")
+@argument("release_target", metavar="[INDEX]", required=False)
 def tab(target, release_target):
     """Select a tab by its index from 'bp tabs' (or its targetId), taking control of it.
 
@@ -61,6 +60,8 @@ def tab(target, release_target):
             args.update(_selector(release_target, "index"))
     else:
         if release_target is not None:
+            import click
+
             raise click.UsageError("Got unexpected extra argument (" + release_target + ")")
         args = _selector(target, "index")
     send(protocol.OP_TAB, args, lambda r: (f"released tab {r.get('index')}" if r.get("released")
@@ -72,15 +73,17 @@ def _selector(value: str, field: str) -> dict[str, Any]:
         return {"targetId": value}
     if value.isascii() and value.isdigit() and int(value) >= 1:
         return {"index": int(value)}
+    import click
+
     raise click.BadParameter("must be a 1-based tab index or a targetId from 'bp tabs'",
                              param=click.Argument([field]))
 
 
-@click.command(name="open")
-@click.argument("url")
-@click.option("-n", "--new", "new", is_flag=True, help="Open in a new managed tab (in the background).")
-@click.option("--profile", metavar="SELECTOR", help="With --new: the profile for the new tab (see 'bp profiles').")
-@click.option("-l", "--limit", type=click.IntRange(1, 10000), default=50, show_default=True,
+@command(name="open")
+@argument("url")
+@option("-n", "--new", "new", is_flag=True, help="Open in a new managed tab (in the background).")
+@option("--profile", metavar="SELECTOR", help="With --new: the profile for the new tab (see 'bp profiles').")
+@option("-l", "--limit", type=IntRange(1, 10000), default=50, show_default=True,
               help="Most elements in the returned observation.")
 def open_url(**values):
     """Open URL in the selected tab, or in a new managed tab with --new.
@@ -104,8 +107,8 @@ def open_request(v):
     return args
 
 
-@click.command()
-@click.option("-a", "--all", "close_all", is_flag=True, help="Close all of this Agent's managed tabs and popups.")
+@command()
+@option("-a", "--all", "close_all", is_flag=True, help="Close all of this Agent's managed tabs and popups.")
 def close(close_all):
     """Close the selected tab, or with --all every tab Browser Pilot opened for this Agent.
 
@@ -129,10 +132,10 @@ def _render_profiles(r):
     return "\n".join(lines) or "(no live profiles)"
 
 
-@click.command()
-@click.option("--identify", is_flag=True,
+@command()
+@option("--identify", is_flag=True,
               help="Identify profiles: briefly opens one chrome://version page in each unidentified profile.")
-@click.option("--refresh", is_flag=True, help="Identify again, forgetting earlier results (implies --identify).")
+@option("--refresh", is_flag=True, help="Identify again, forgetting earlier results (implies --identify).")
 def profiles(identify, refresh):
     """List the live browser profiles, from the open tabs alone (passive).
 
@@ -143,8 +146,8 @@ def profiles(identify, refresh):
     send(protocol.OP_PROFILES, given({}, identify=identify, refresh=refresh), _render_profiles)
 
 
-@click.command()
-@click.argument("selector")
+@command()
+@argument("selector")
 def profile(selector):
     """Choose the profile for this Agent's new tabs: id, index, or a unique name/label/email.
 

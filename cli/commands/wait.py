@@ -3,11 +3,10 @@
 Broker side: broker/commands/waits.py and broker/waits/conditions.py (same operation name, from bp.protocol).
 """
 
-import click
-
 from bp import protocol
 from cli import client, signals
 from cli.commands import built
+from cli.declare import IntRange, command, command_settings, option
 from cli.output import escape, finish
 
 FLAGS = ("dialog", "download", "popup", "idle")
@@ -38,19 +37,19 @@ def _render(r):
     return line + (f" (export: bp download {m.get('index')})" if m.get("state") == "completed" else "")
 
 
-@click.command()
-@click.option("--url", metavar="PATTERN", help="The tab's URL matches PATTERN: '*' is any text, case-insensitive, whole URL.")
-@click.option("--text", metavar="TEXT", help="TEXT shows on the page, visibly (like 'bp search', case-insensitive).")
-@click.option("--selector", metavar="CSS", help="A visible element matches CSS (open shadow roots included).")
-@click.option("--dialog", is_flag=True, help="A JavaScript dialog is pending on the tab.")
-@click.option("--download", is_flag=True, help="A download the tab began, that no earlier wait reported, has finished.")
-@click.option("--popup", is_flag=True, help="The tab opened a tab (popup) this Agent has not been shown yet.")
-@click.option("--idle", is_flag=True, help="The page is idle: no request pending and no DOM change for 0.5 s "
+@command()
+@option("--url", metavar="PATTERN", help="The tab's URL matches PATTERN: '*' is any text, case-insensitive, whole URL.")
+@option("--text", metavar="TEXT", help="TEXT shows on the page, visibly (like 'bp search', case-insensitive).")
+@option("--selector", metavar="CSS", help="A visible element matches CSS (open shadow roots included).")
+@option("--dialog", is_flag=True, help="A JavaScript dialog is pending on the tab.")
+@option("--download", is_flag=True, help="A download the tab began, that no earlier wait reported, has finished.")
+@option("--popup", is_flag=True, help="The tab opened a tab (popup) this Agent has not been shown yet.")
+@option("--idle", is_flag=True, help="The page is idle: no request pending and no DOM change for 0.5 s "
               "(WebSocket, EventSource and requests open over 5 s are not waited for).")
-@click.option("--hidden", is_flag=True, help="With --text/--selector: a match counts even when it is not visible.")
-@click.option("--interval", type=click.IntRange(100, 5000), default=250, show_default=True, metavar="MS",
+@option("--hidden", is_flag=True, help="With --text/--selector: a match counts even when it is not visible.")
+@option("--interval", type=IntRange(100, 5000), default=250, show_default=True, metavar="MS",
               help="Polling interval in milliseconds (100-5000).")
-@click.option("--timeout", "timeout_ms", type=click.IntRange(protocol.TIMEOUT_MIN_MS, protocol.TIMEOUT_MAX_MS),
+@option("--timeout", "timeout_ms", type=IntRange(protocol.TIMEOUT_MIN_MS, protocol.TIMEOUT_MAX_MS),
               metavar="MS", help="How long to wait, in milliseconds (1-300000; default: the global --timeout "
               f"if given, else {protocol.WAIT_TIMEOUT_DEFAULT_MS}).")
 def wait(**values):
@@ -82,7 +81,7 @@ def wait(**values):
     """
     timeout_ms = values.pop("timeout_ms")  # the call's deadline, not an argument of the request
     args = built(wait_request, values)
-    settings = click.get_current_context().obj
+    settings = command_settings()
     if timeout_ms is None and not settings.timeout_given:
         timeout_ms = protocol.WAIT_TIMEOUT_DEFAULT_MS
     if timeout_ms is not None:

@@ -1,8 +1,8 @@
 """docs/design.md's worked example, done for real: a flag added to `bp click` in a scratch copy
-of the source tree, in the three places the example names — the command (its click declaration
-and its request builder), the request's schema, the broker's logic — and nowhere else (then the
-fast table is regenerated, a generated file). Both parsers (the fast path and click) send it,
-and the scratch tree's broker, on real Chromium, presses the middle button with it."""
+of the source tree, in the three places the example names — the command (its declaration and
+its request builder), the request's schema, the broker's logic — and nowhere else. Both parsers
+(the fast path and click) send it, and the scratch tree's broker, on real Chromium, presses the
+middle button with it."""
 
 import os
 import shutil
@@ -21,9 +21,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 # (file, what is there, what it becomes): each new text is shown in docs/design.md as it is here.
 EDITS = [
     ("cli/commands/actions.py",
-     '@click.option("--right", is_flag=True, help="Right-click.")\n',
-     '@click.option("--right", is_flag=True, help="Right-click.")\n'
-     '@click.option("--middle", is_flag=True, help="Middle-click (a link opens in a new tab).")\n'),
+     '@option("--right", is_flag=True, help="Right-click.")\n',
+     '@option("--right", is_flag=True, help="Right-click.")\n'
+     '@option("--middle", is_flag=True, help="Middle-click (a link opens in a new tab).")\n'),
     ("cli/commands/actions.py",
      '    if v["right"]:\n        args["button"] = "right"\n',
      '    if v["right"]:\n        args["button"] = "right"\n'
@@ -40,7 +40,7 @@ PAGE = """<p id=out>not pressed</p>
 
 
 def _scratch_tree(into):
-    for part in ("bp", "cli", "broker", "janitor", "scripts"):
+    for part in ("bp", "cli", "broker", "janitor"):
         shutil.copytree(os.path.join(ROOT, part), os.path.join(into, part),
                         ignore=shutil.ignore_patterns("__pycache__"))
     for path, old, new in EDITS:
@@ -50,7 +50,6 @@ def _scratch_tree(into):
         assert text.count(old) == 1, (path, old)
         with open(full, "w", encoding="utf-8") as fh:
             fh.write(text.replace(old, new))
-    subprocess.run([sys.executable, os.path.join(into, "scripts", "fast_table_gen.py")], check=True, cwd=into)
 
 
 def test_the_docs_show_the_example_as_the_test_does_it():
@@ -67,7 +66,7 @@ def test_a_flag_added_in_three_places_reaches_the_browser(home, env_for, pages):
         _scratch_tree(scratch)
         changed = subprocess.run(["diff", "-rq", "-x", "__pycache__", os.path.join(ROOT, "cli"),
                                   os.path.join(scratch, "cli")], capture_output=True, text=True).stdout.splitlines()
-        assert sorted(line.split()[1].rsplit("/", 1)[1] for line in changed) == ["actions.py", "fast_table.py"]
+        assert sorted(line.split()[1].rsplit("/", 1)[1] for line in changed) == ["actions.py"]
         env = dict(env_for(home), PYTHONPATH=scratch)  # the CLI, its broker and janitor: all the scratch tree's
 
         def bp(*args, fast=True):

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from bp import protocol
-from cli import client, fast, fast_table, signals
+from cli import client, fast, signals, table
 
 
 class Sent(Exception):
@@ -80,14 +80,15 @@ def check_same(argv, monkeypatch, environ=None):
     ["keyboard", "hello"], ["keyboard", "hello", "--click", "#editor", "--delay", "20"], ["keyboard", "x", "-c", "-s"],
     ["keyboard", "", "-d", "0", "--click", ""],
     ["snapshot", "--grep", "Delete"], ["snapshot", "--grep=row 2", "--role", "button", "-l", "3"],
-    ["snapshot", "--role=link"], ["click", "10001"], ["hover", "999999"],
+    ["snapshot", "--role=link"], ["click", "10001"], ["hover", "999999"], ["click", "--xy", "1,2"],
+    ["click", "--xy=0,100000", "--double"],
 ])
 def test_common_steps_take_the_fast_path_and_send_what_click_sends(argv, monkeypatch):
     assert check_same(argv, monkeypatch) is not None
 
 
 @pytest.mark.parametrize("argv", [
-    ["--human", "snapshot"], ["--help"], ["snapshot", "--help"], ["click", "--xy", "1,2"], ["type", "3", "-"],
+    ["--human", "snapshot"], ["--help"], ["snapshot", "--help"], ["click", "--xy", "1;2"], ["type", "3", "-"],
     ["click", "١"], ["snapshot", "--limit", "１"], ["snapshot", "--limit", "0"], ["click", "3", "--double", "--right"],
     ["click"], ["snapshot", "-l5"], ["close", "--all"], ["press", "Hyper+x"], ["--timeout", "0", "tabs"],
     ["snapshot", "--", "x"], ["type", "3", "-x"], ["click", "3", "--limit", "5", "--limit", "6"],
@@ -98,7 +99,7 @@ def test_common_steps_take_the_fast_path_and_send_what_click_sends(argv, monkeyp
     ["wait"], ["wait", "--url", "x", "--text", "y"], ["wait", "--text", " "], ["wait", "--dialog", "--interval", "50"],
     ["read", "--limit", "1000001"], ["read", "a", "b"], ["find"], ["find", "a", "--attributes", "1bad"],
     ["find", "a", "--attributes", ","], ["search", "x", "--limit", "201"], ["keyboard", "-"], ["keyboard", "x", "-d", "1001"],
-    ["click", "--xy", "1,2"], ["scroll", "--to-text", "x" * 1001], ["select", "1", "x" * 4097],
+    ["click", "--xy", "1,100001"], ["click", "3", "--xy", "1,2"], ["scroll", "--to-text", "x" * 1001], ["select", "1", "x" * 4097],
     ["snapshot", "--grep", "x", "--diff"], ["snapshot", "--role", "heading"], ["snapshot", "--grep", " "],
     ["snapshot", "--grep", "x", "--grep", "y"], ["click", "1000001"],
 ])
@@ -153,30 +154,33 @@ def test_wait_takes_its_deadline_as_click_does(globals_, rest):
         check_same([*globals_, "wait", *rest], monkeypatch)
 
 
-def table_generator():
-    """scripts/fast_table_gen.py: a tool of the source tree, not a module of the package."""
-    import importlib.util
-    import pathlib
+def test_both_parsers_read_one_declaration():
+    """Each hot command is declared once (cli/declare.py); click's command is made from the same
+    parameters the fast path reads, and each has a type and callback the fast path can read."""
+    import click
 
-    path = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "fast_table_gen.py"
-    spec = importlib.util.spec_from_file_location("fast_table_gen", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    from cli import declare
+    from cli.main import cli
 
-
-def test_the_argument_table_is_the_click_declarations():
-    from cli import fast_table
-
-    assert fast_table.COMMANDS == table_generator().generate(), "run: python scripts/fast_table_gen.py"
-    with open(fast_table.__file__, encoding="utf-8") as written:  # the builders' copies included
-        assert written.read() == table_generator().render(), "run: python scripts/fast_table_gen.py"
-    assert set(fast_table.COMMANDS) == set(fast_table.BUILDERS)
-    # Every parameter type and callback in the table is one the fast path reads (else: never taken).
-    for params in fast_table.COMMANDS.values():
-        for kind, name, spellings, type_, default, required, callback in params:
-            assert type_[0] in ("str", "int", "float", "choice", "flag"), (name, type_)
-            assert callback in (None, "_xy") or callback in fast._CALLBACKS, (name, callback)
+    assert table.HOT
+    for name in table.HOT:
+        row = table.COMMANDS[name]
+        module = __import__(row.module, fromlist=[row.function])
+        declared = getattr(module, row.function)
+        assert isinstance(declared, declare.Declared), name
+        assert callable(getattr(module, row.request)), name
+        made = cli.get_command(click.Context(cli), name)
+        assert made is declared.click_command()
+        assert [(p.name, tuple(p.opts) + tuple(p.secondary_opts) if p.param_type_name == "option" else ())
+                for p in made.params] == [(p.name, p.spellings) for p in declared.params], name
+        context = click.Context(made)
+        for param, clicks in zip(declared.params, made.params):
+            assert isinstance(param.type, (declare.Text, declare.IntRange, declare.FloatRange, declare.Choice))
+            assert (param.required, param.is_flag) == (clicks.required, getattr(clicks, "is_flag", False)), param.name
+            if "default" in param.attrs or param.is_flag:  # else click passes None, as the fast path does
+                assert param.default == clicks.get_default(context, call=False), param.name
+            else:
+                assert param.default is None
 
 
 def test_the_global_options_are_the_click_groups():
@@ -256,7 +260,7 @@ def _argv_strategy(name):
         lambda picks: st.tuples(*[parts[i] for i in picks])).map(lambda chunks: [t for c in chunks for t in c])
 
 
-@pytest.mark.parametrize("name", sorted(fast_table.BUILDERS))
+@pytest.mark.parametrize("name", table.HOT)
 def test_every_declared_option_of_a_hot_command_agrees_with_click(name):
     @settings(max_examples=60, deadline=None)
     @given(_argv_strategy(name))
@@ -268,22 +272,20 @@ def test_every_declared_option_of_a_hot_command_agrees_with_click(name):
 
 
 def test_a_flag_added_to_click_is_never_dropped_by_the_fast_path(monkeypatch):
-    """The drift the fast path once had: add `--force` to `bp click` and regenerate the table,
-    and the fast path parsed the flag and sent the request without it. Now both parsers run the
-    command's one builder, and a flag it does not read is never dropped silently: the fast path
-    hands the argv to click, and click's path stops at the unread value (a bug, caught here)."""
-    import click
+    """The drift the fast path once had: add `--force` to `bp click` (and regenerate its table),
+    and the fast path parsed the flag and sent the request without it. Now both parsers read the
+    one declaration and run the command's one builder, and a flag it does not read is never
+    dropped silently: the fast path hands the argv to click, and click's path stops at the
+    unread value (a bug, caught here)."""
+    from cli import declare
+    from cli.commands import actions
 
-    from cli.main import cli
-
-    command = cli.get_command(click.Context(cli), "click")
-    force = click.Option(["--force"], is_flag=True, help="A flag the builder knows nothing of.")
-    monkeypatch.setattr(command, "params", [*command.params, force])
-    monkeypatch.setattr(fast_table, "COMMANDS", table_generator().generate())
-    assert any(p[1] == "force" for p in fast_table.COMMANDS["click"])  # the table knows the flag
+    declared = actions.click_ref
+    force = declare.Param("option", ("--force",), {"is_flag": True, "help": "A flag the builder knows nothing of."})
+    monkeypatch.setattr(actions, "click_ref", declare.Declared(declared.function, declared.attrs,
+                                                               [*declared.params, force]))
+    assert any(p.name == "force" for p in actions.click_ref.params)  # both parsers see the flag
     assert fast.plan(["click", "3", "--force"], {}) is None  # so click gets the argv, flag and all
     assert fast.plan(["click", "3"], {}) is not None  # and the flag's default changes nothing there
     with pytest.raises(AssertionError, match=r"click_request does not read \['force'\]"):
         click_request(["click", "3", "--force"], monkeypatch)
-
-
