@@ -72,10 +72,11 @@ def chromium_path():
 class DevTools:
     """A browser-level DevTools WebSocket of the test's own (not Browser Pilot's)."""
 
-    def __init__(self, ws_url):
+    def __init__(self, ws_url, timeout=10):
         import websocket  # a dependency of Browser Pilot; imported only when a test needs it
 
-        self.ws = websocket.create_connection(ws_url, suppress_origin=True, timeout=10)
+        # Chrome sends valid UTF-8; checking it again in Python is slow on large replies
+        self.ws = websocket.create_connection(ws_url, suppress_origin=True, timeout=timeout, skip_utf8_validation=True)
         self.next_id = 0
 
     def call(self, method, params=None, session_id=None):

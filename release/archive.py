@@ -42,11 +42,11 @@ PACKAGES = ("bp", "cli", "broker", "janitor")
 EXCLUDED_MODULES = ("pytest", "_pytest", "bp.pytest_plugin", "tkinter")
 
 
-class ArchiveError(Exception):
+class ArchiveError(ValueError):
     pass
 
 
-def _member_bytes(tar, member):
+def member_bytes(tar, member):
     """A member's content. tarfile has no file object for a directory or a special file."""
     fh = tar.extractfile(member)
     if fh is None:
@@ -215,7 +215,7 @@ def write_licenses(top):
     return bundled
 
 
-def sha256_path(path):
+def sha256_file(path):
     digest = hashlib.sha256()
     with open(path, "rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
@@ -233,7 +233,7 @@ def write_sums(top):
             rel = os.path.relpath(full, top)
             if rel == SUMS or os.path.islink(full):
                 continue
-            rows.append(f"{sha256_path(full)}  {rel}\n")
+            rows.append(f"{sha256_file(full)}  {rel}\n")
     with open(os.path.join(top, SUMS), "w", encoding="ascii", newline="\n") as fh:
         fh.writelines(sorted(rows, key=lambda row: row[66:]))
     return len(rows)
@@ -304,14 +304,14 @@ def verify_archive(path, version):
                 problems.append(f"{os.path.basename(path)}: {top}/{required} missing")
         if problems:
             return problems
-        manifest = json.loads(_member_bytes(tar, members[f"{top}/{MANIFEST}"]))
+        manifest = json.loads(member_bytes(tar, members[f"{top}/{MANIFEST}"]))
         if manifest.get("version") != version or (manifest.get("platform"), manifest.get("arch")) != (PLATFORM, ARCH):
             problems.append(f"archive manifest says {manifest.get('version')} {manifest.get('platform')} "
                             f"{manifest.get('arch')}, expected {version} {PLATFORM} {ARCH}")
         if not members[f"{top}/bp"].mode & 0o100:
             problems.append("archive: bp is not executable")
         listed = {}
-        for line in _member_bytes(tar, members[f"{top}/{SUMS}"]).decode("ascii").splitlines():
+        for line in member_bytes(tar, members[f"{top}/{SUMS}"]).decode("ascii").splitlines():
             digest, _, rel = line.partition("  ")
             listed[rel] = digest
         regular = {name[len(top) + 1:] for name, m in members.items() if m.isfile() and name != f"{top}/{SUMS}"}
@@ -321,6 +321,6 @@ def verify_archive(path, version):
             member = members.get(f"{top}/{rel}")
             if member is None or not member.isfile():
                 continue
-            if hashlib.sha256(_member_bytes(tar, member)).hexdigest() != digest:
+            if hashlib.sha256(member_bytes(tar, member)).hexdigest() != digest:
                 problems.append(f"archive: {rel} differs from SHA256SUMS")
     return problems

@@ -15,7 +15,6 @@ disagreement exits non-zero with one message per problem.
 import argparse
 import configparser
 import gzip
-import hashlib
 import io
 import json
 import os
@@ -26,6 +25,8 @@ import sys
 import tarfile
 import tempfile
 import zipfile
+
+from release import archive
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PRODUCT = "browser-pilot"
@@ -190,17 +191,9 @@ def build_skill_archive(skill_dir, out_dir, version):
     return name
 
 
-def sha256_file(path):
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def write_sidecar(out_dir, name):
     """`<64 lowercase hex>  <name>\\n`, the sha256sum format (`sha256sum -c` reads it)."""
-    digest = sha256_file(os.path.join(out_dir, name))
+    digest = archive.sha256_file(os.path.join(out_dir, name))
     with open(os.path.join(out_dir, name + ".sha256"), "w", encoding="ascii", newline="\n") as fh:
         fh.write(f"{digest}  {name}\n")
     return digest
@@ -240,14 +233,6 @@ def make_index(version, protocol, compat, requires_python, assets, archive=None)
 
 # --- verifying ---------------------------------------------------------------------------------
 
-def _member_bytes(tar, member):
-    """A member's content. tarfile has no file object for a directory or a special file."""
-    fh = tar.extractfile(member)
-    if fh is None:
-        raise ValueError(f"{member.name} is not a regular file")
-    return fh.read()
-
-
 def _wheel_facts(path):
     with zipfile.ZipFile(path) as zf:
         names = zf.namelist()
@@ -281,7 +266,7 @@ def verify_release(out_dir, root=ROOT):
         if not os.path.isfile(full):
             problems.append(f"{entry['file']}: missing")
             continue
-        digest = sha256_file(full)
+        digest = archive.sha256_file(full)
         if "bytes" in entry and os.path.getsize(full) != entry["bytes"]:
             problems.append(f"{entry['file']}: {os.path.getsize(full)} bytes, index says {entry['bytes']}")
         if "sha256" in entry and digest != entry["sha256"]:
@@ -303,20 +288,18 @@ def verify_release(out_dir, root=ROOT):
             problems.append(f"wheel carries version {wheel_meta} / bp.__version__ {wheel_init}, expected {version}")
         with tarfile.open(os.path.join(out_dir, kinds["sdist"])) as tar:
             pkg_info = next(m for m in tar.getmembers() if m.name.count("/") == 1 and m.name.endswith("/PKG-INFO"))
-            sdist_version = _header(_member_bytes(tar, pkg_info).decode("utf-8"), "Version")
+            sdist_version = _header(archive.member_bytes(tar, pkg_info).decode("utf-8"), "Version")
         if sdist_version != version:
             problems.append(f"sdist carries version {sdist_version}, expected {version}")
         with tempfile.TemporaryDirectory() as tmp:
             with tarfile.open(os.path.join(out_dir, kinds["skill"])) as tar:
                 member = tar.getmember(f"{SKILL_NAME}/compatibility.json")
                 with open(os.path.join(tmp, "compatibility.json"), "wb") as fh:
-                    fh.write(_member_bytes(tar, member))
+                    fh.write(archive.member_bytes(tar, member))
             problems += [f"skill archive: {p}" for p in
                          check_versions(version, os.path.join(tmp, "compatibility.json"), index.get("protocol"),
                                         index=index)]
         if "archive" in kinds:
-            from release import archive
-
             problems += archive.verify_archive(os.path.join(out_dir, kinds["archive"]), version)
         if index.get("protocol") != protocol_range(root):
             problems.append("release index protocol range != this tree's bp.protocol.PROTOCOL_RANGE")
@@ -342,8 +325,6 @@ def build_release(out_dir, *, root=ROOT, skill_dir=None, isolation=True, with_ar
         raise ReleaseError(f"{out_dir} is not empty: a release is built into an empty directory")
     archive_entry = None
     if with_archive:
-        from release import archive
-
         try:
             archive.check_host()  # before minutes of building, not after
         except archive.ArchiveError as exc:

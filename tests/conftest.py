@@ -49,9 +49,8 @@ def connected(home, env_for):
 def pages():
     from tests.pages import PageServer
 
-    server = PageServer()
-    yield server
-    server.stop()
+    with PageServer() as server:
+        yield server
 
 
 @pytest.fixture(scope="module")
@@ -59,9 +58,8 @@ def corpus():
     """The settle corpus's server (tests/settle_corpus.py)."""
     from tests.settle_corpus import SettleServer
 
-    server = SettleServer()
-    yield server
-    server.stop()
+    with SettleServer() as server:
+        yield server
 
 
 @pytest.fixture

@@ -10,7 +10,9 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import psutil
 import zmq
@@ -194,6 +196,46 @@ class Chromium:
         except ProcessLookupError:
             pass
         self.proc.wait(10)
+
+
+class LocalServer:
+    """An HTTP server of the tests' own on 127.0.0.1, each request on a daemon thread: every GET
+    and POST goes to the subclass's `handle(request)`. `with Server() as server:` stops it after."""
+
+    http11 = False  # HTTP/1.1 keep-alive, as a real site's server
+
+    def serve(self):
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1" if server.http11 else "HTTP/1.0"
+
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                server.handle(self)
+
+            def do_POST(self):
+                server.handle(self)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.port = self.httpd.server_address[1]
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def handle(self, request):
+        raise NotImplementedError
+
+    def stop(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.stop()
 
 
 def short_tmpdir(prefix="bpt-"):

@@ -3,11 +3,12 @@
 import html
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
+from tests.helpers import LocalServer
 
-class PageServer:
+
+class PageServer(LocalServer):
     def __init__(self):
         self.lock = threading.Condition()
         self.log = []  # (path, event, time)
@@ -16,23 +17,7 @@ class PageServer:
         self.arrived = {}
         self.html = {}  # id -> body, registered by tests
         self.files = {}  # name -> local path, served at /static/<name>
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_GET(self):
-                server.handle(self)
-
-            def do_POST(self):
-                server.handle(self)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.port = self.httpd.server_address[1]
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
+        self.serve()
 
     def url(self, path, site=None):
         """A URL on 127.0.0.1, or on a named site (`a` -> a.test, `www.a` -> www.a.test, mapped
@@ -166,6 +151,3 @@ class PageServer:
         with self.lock:
             return self.lock.wait_for(lambda: predicate(self.log), timeout=timeout)
 
-    def stop(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()

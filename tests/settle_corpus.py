@@ -15,8 +15,9 @@ import hashlib
 import struct
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
+
+from tests.helpers import LocalServer
 
 SHOW = """<script>
 function show(text) { const b = document.createElement('button'); b.textContent = text; document.getElementById('out').appendChild(b); }
@@ -138,27 +139,12 @@ def _ws_read(rfile):
     return data.decode(errors="replace")
 
 
-class SettleServer:
+class SettleServer(LocalServer):
+    http11 = True
+
     def __init__(self):
-        server = self
         self.stopping = threading.Event()
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                pass
-
-            def do_GET(self):
-                server.handle(self)
-
-            def do_POST(self):
-                server.handle(self)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.port = self.httpd.server_address[1]
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        self.serve()
 
     def url(self, case):
         return f"http://127.0.0.1:{self.port}/page?case={case}"
@@ -231,5 +217,4 @@ class SettleServer:
 
     def stop(self):
         self.stopping.set()
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().stop()

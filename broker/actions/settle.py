@@ -552,16 +552,10 @@ class Settle:
 
 def _pending(rows, requests, timers=0, frames=0, dom=False, motion=0):
     """What was still pending when the settle stopped: counts and a few redacted URLs."""
-    out = {}
+    counts = {"requests": len(rows), "timers": timers, "webSocketFrames": frames, "animations": motion}
+    out: dict[str, object] = {name: count for name, count in counts.items() if count}
     if rows:
-        out["requests"] = len(rows)
         out["urls"] = [redacted_url(url) for _, url in rows[:PENDING_URLS]]
-    if timers:
-        out["timers"] = timers
-    if frames:
-        out["webSocketFrames"] = frames
-    if motion:
-        out["animations"] = motion
     if dom:
         out["domChanging"] = True
     if requests is not None and requests.ignored and out:

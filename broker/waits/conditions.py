@@ -124,20 +124,19 @@ class PageProbe(Probe):
             session = session_for(worker, broker.browser)
             if session.dialog_open():
                 return None  # the page is blocked: nothing can appear until it is answered
+            visible_only = not args.get("hidden")
             if "text" in args:
                 found = page.search(agent, raw, session, {"query": args["text"], "limit": 1,
-                                                          "visibleOnly": not args.get("hidden")}, deadline)
-                bounds.check_shown(broker, self.request.op, found.get("url"))
-                if found["totalMatches"] and found["matches"]:
-                    return {"url": found["url"], "title": found["title"], "totalMatches": found["totalMatches"],
-                            "match": found["matches"][0]}
-                return None
-            found = page.find(agent, raw, session, {"selector": args["selector"], "limit": 1,
-                                                    "visibleOnly": not args.get("hidden")}, deadline)
+                                                          "visibleOnly": visible_only}, deadline)
+                first, listed = "match", "matches"
+            else:
+                found = page.find(agent, raw, session, {"selector": args["selector"], "limit": 1,
+                                                        "visibleOnly": visible_only}, deadline)
+                first, listed = "element", "elements"
             bounds.check_shown(broker, self.request.op, found.get("url"))
-            if found["totalMatches"] and found["elements"]:
+            if found["totalMatches"] and found[listed]:
                 return {"url": found["url"], "title": found["title"], "totalMatches": found["totalMatches"],
-                        "element": found["elements"][0]}
+                        first: found[listed][0]}
             return None
 
         try:

@@ -82,43 +82,40 @@ WRAPPERS = {"option", "listbox", "radiogroup", "checkbox", "radio", "switch"}
 FIND_CHUNK = 200
 BP_LIMIT = "10000"
 
-MARK_JS = r"""(() => {
-  let n = 0;
-  const walk = (root) => {
-    for (const el of root.querySelectorAll('*')) {
-      const p = el.parentElement;
-      if (p && p.isContentEditable) continue;  // an editor's content: its own observer watches it
-      el.setAttribute('data-bp-agree', String(++n));
-      const box = el.getBoundingClientRect();
-      if (box.width === 0 && box.height === 0) el.setAttribute('data-bp-agree-box', '0');
-      if (el.shadowRoot) walk(el.shadowRoot);
+# Every element of the page, open shadow roots and same-origin frames included, to `visit(el)`.
+WALK_JS = r"""const walk = (root, selector, visit) => {
+    for (const el of root.querySelectorAll(selector)) {
+      if (visit(el) === false) continue;
+      if (el.shadowRoot) walk(el.shadowRoot, selector, visit);
       if (el.tagName === 'IFRAME' || el.tagName === 'FRAME') {
         let doc = null;
         try { doc = el.contentDocument; } catch (e) {}
-        if (doc) walk(doc);
+        if (doc) walk(doc, selector, visit);
       }
     }
-  };
-  walk(document);
+  };"""
+
+MARK_JS = r"""(() => {
+  let n = 0;
+  WALK
+  walk(document, '*', (el) => {
+    const p = el.parentElement;
+    if (p && p.isContentEditable) return false;  // an editor's content: its own observer watches it
+    el.setAttribute('data-bp-agree', String(++n));
+    const box = el.getBoundingClientRect();
+    if (box.width === 0 && box.height === 0) el.setAttribute('data-bp-agree-box', '0');
+  });
   return n;
-})()"""
+})()""".replace("WALK", WALK_JS)
 
 SELECT_JS = r"""((marks, attr) => {
   const wanted = new Set(marks);
-  const walk = (root) => {
-    for (const el of root.querySelectorAll('[data-bp-agree]')) {
-      if (wanted.has(el.getAttribute('data-bp-agree'))) el.setAttribute(attr, ''); else el.removeAttribute(attr);
-      if (el.shadowRoot) walk(el.shadowRoot);
-      if (el.tagName === 'IFRAME' || el.tagName === 'FRAME') {
-        let doc = null;
-        try { doc = el.contentDocument; } catch (e) {}
-        if (doc) walk(doc);
-      }
-    }
-  };
-  walk(document);
+  WALK
+  walk(document, '[data-bp-agree]', (el) => {
+    if (wanted.has(el.getAttribute('data-bp-agree'))) el.setAttribute(attr, ''); else el.removeAttribute(attr);
+  });
   return wanted.size;
-})(%s, %s)"""
+})(%s, %s)""".replace("WALK", WALK_JS)
 
 UNMARK_JS = SELECT_JS.replace("if (wanted.has(el.getAttribute('data-bp-agree'))) el.setAttribute(attr, ''); else ",
                               "el.removeAttribute('data-bp-agree'); el.removeAttribute('data-bp-agree-box'); ")
@@ -248,20 +245,21 @@ def measure(chromium, env, url, label=None, bp=helpers.BP, observation=None):
         def interactive(node):
             return not node.get("ignored") and role_of(node) in INTERACTIVE
 
-        def has_control_inside(node):
+        def descendants(node):
             # Children are looked up in the node's own frame tree.
             for tree in trees:
                 if tree.get(node["nodeId"]) is node:
                     stack = list(node.get("childIds", []))
                     while stack:
                         child = tree.get(stack.pop())
-                        if child is None:
-                            continue
-                        if interactive(child) or (not child.get("ignored") and props(child).get("focusable")
-                                                  and role_of(child) not in NOT_CONTROLS and not by_script(child)):
-                            return True
-                        stack.extend(child.get("childIds", []))
-            return False
+                        if child is not None:
+                            yield child
+                            stack.extend(child.get("childIds", []))
+
+        def has_control_inside(node):
+            return any(interactive(child) or (not child.get("ignored") and props(child).get("focusable")
+                                              and role_of(child) not in NOT_CONTROLS and not by_script(child))
+                       for child in descendants(node))
 
         def by_script(node):
             # Focusable by script only (tabindex=-1, not a grid's item): not a control a person
@@ -350,18 +348,9 @@ def measure(chromium, env, url, label=None, bp=helpers.BP, observation=None):
                 page.disagreements.append(("role", el["role"], name, ax_role, ax_name))
             else:
                 page.additions += 1
+
         def offered_inside(node):
-            for tree in trees:
-                if tree.get(node["nodeId"]) is node:
-                    stack = list(node.get("childIds", []))
-                    while stack:
-                        child = tree.get(stack.pop())
-                        if child is None:
-                            continue
-                        if child.get("backendDOMNodeId") in offered_backends:
-                            return True
-                        stack.extend(child.get("childIds", []))
-            return False
+            return any(child.get("backendDOMNodeId") in offered_backends for child in descendants(node))
 
         def offered_around(node):
             for _ in range(64):

@@ -7,13 +7,13 @@ DevTools WebSocket (what the janitor used before). Interleaved; medians. Not a t
     .venv/bin/python -m tests.bench.bench_pipe_hop [--runs 200]
 """
 
-import json
 import os
 import shutil
 import statistics
 import subprocess
 import time
 
+from bp.pytest_plugin import DevTools
 from tests import helpers
 from tests.bench.rig import arguments
 
@@ -21,37 +21,20 @@ SIZES = {"tiny reply": "1", "1 MB reply": "'x'.repeat(1 << 20)", "8 MB reply": "
 
 
 class Socketed:
+    """The pipe holder's socket, answering as DevTools does: the call's result."""
+
     def __init__(self, cdp):
         self.cdp = cdp
         self.next_id = 10
 
     def call(self, method, params=None, session_id=None):
         self.next_id += 1
-        return self.cdp.call(method, params, session_id=session_id, call_id=self.next_id)
-
-
-class WebSocketed:
-    def __init__(self, url):
-        import websocket
-
-        self.ws = websocket.create_connection(url, suppress_origin=True, timeout=30, skip_utf8_validation=True)
-        self.next_id = 10
-
-    def call(self, method, params=None, session_id=None):
-        self.next_id += 1
-        message = {"id": self.next_id, "method": method, "params": params or {}}
-        if session_id:
-            message["sessionId"] = session_id
-        self.ws.send(json.dumps(message))
-        while True:
-            reply = json.loads(self.ws.recv())
-            if reply.get("id") == self.next_id:
-                return reply
+        return self.cdp.call(method, params, session_id=session_id, call_id=self.next_id)["result"]
 
 
 def page_session(client):
-    target = client.call("Target.createTarget", {"url": "about:blank"})["result"]["targetId"]
-    return client.call("Target.attachToTarget", {"targetId": target, "flatten": True})["result"]["sessionId"]
+    target = client.call("Target.createTarget", {"url": "about:blank"})["targetId"]
+    return client.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
 
 
 def main():
@@ -66,7 +49,7 @@ def main():
     try:
         port, path = open(os.path.join(chromium.root, "DevToolsActivePort")).read().split()
         clients = {"pipe holder socket": Socketed(UnixCdp(discovery.launched_socket(home), 30)),
-                   "DevTools WebSocket": WebSocketed(f"ws://127.0.0.1:{port}{path}")}
+                   "DevTools WebSocket": DevTools(f"ws://127.0.0.1:{port}{path}", timeout=30)}
         sessions = {name: page_session(client) for name, client in clients.items()}
         samples = {}
         for _ in range(args.runs):
@@ -78,7 +61,7 @@ def main():
                     reply = client.call("Runtime.evaluate", {"expression": expression, "returnByValue": True},
                                         session_id=sessions[name])
                     samples.setdefault(f"{label}, {name}", []).append((time.perf_counter() - started) * 1000)
-                    assert "result" in reply, reply
+                    assert "result" in reply, reply  # Runtime.evaluate's own result
         print(f"One Runtime.evaluate round trip (load average {os.getloadavg()[0]:.1f}):")
         for key, values in samples.items():
             print(f"  {key:<36} median {statistics.median(values):8.2f} ms  (n={len(values)})")

@@ -19,6 +19,7 @@ Ways around tried (the report lists each result):
   prerender and prefetch, and a bp batch mixing allowed and forbidden steps.
 """
 
+import contextlib
 import json
 import os
 import time
@@ -93,74 +94,77 @@ def navigate_user_tab(chromium, raw, url):
 
 # --- (a) back/forward cache -----------------------------------------------------------------------
 
-def _user_tab_with_forbidden_history(home, env, chromium, pages, forbidden, marker, allowed_body=""):
-    """A person's tab that visited the forbidden page, then an allowed one; the Agent takes it."""
+class HeldTab:
+    """A person's tab that visited the forbidden page, then an allowed one, held by the Agent."""
+
+    def __init__(self, env, raw, marker):
+        self.env, self.raw, self.marker = env, raw, marker
+
+    def leaked(self, result):
+        return leaked(result, f"secret-{self.marker}", f"forbidden-{self.marker}")
+
+    def sent_away(self, chromium):
+        """The forbidden page does not stay live in the tab (within 5 s)."""
+        return helpers.wait_until(lambda: f"forbidden-{self.marker}" not in chromium.pages()[self.raw]["title"], 5)
+
+
+@contextlib.contextmanager
+def tab_with_forbidden_history(home, env_for, chromium, pages, forbidden, allowed_body=""):
+    env = start(home, env_for, allow_only(pages))
+    marker = os.urandom(4).hex()
     raw = chromium.new_user_tab()
-    navigate_user_tab(chromium, raw, forbidden.page(f"<p>secret-{marker}</p>", title=f"forbidden-{marker}"))
-    assert helpers.wait_until(lambda: reached(forbidden, "/html"), 10)
-    assert helpers.wait_until(lambda: f"forbidden-{marker}" in chromium.pages()[raw]["title"], 10)
-    navigate_user_tab(chromium, raw, pages.page(f"<p>allowed-{marker}</p>{allowed_body}", title=f"allowed-{marker}"))
-    assert helpers.wait_until(lambda: f"allowed-{marker}" in chromium.pages()[raw]["title"], 10)
-    ok(home, env, "tab", user_tab_index(home, env, f"allowed-{marker}"))
-    return raw
+    try:
+        navigate_user_tab(chromium, raw, forbidden.page(f"<p>secret-{marker}</p>", title=f"forbidden-{marker}"))
+        assert helpers.wait_until(lambda: reached(forbidden, "/html"), 10)
+        assert helpers.wait_until(lambda: f"forbidden-{marker}" in chromium.pages()[raw]["title"], 10)
+        navigate_user_tab(chromium, raw, pages.page(f"<p>allowed-{marker}</p>{allowed_body}",
+                                                    title=f"allowed-{marker}"))
+        assert helpers.wait_until(lambda: f"allowed-{marker}" in chromium.pages()[raw]["title"], 10)
+        ok(home, env, "tab", user_tab_index(home, env, f"allowed-{marker}"))
+        yield HeldTab(env, raw, marker)
+    finally:
+        chromium.close_tab(raw)
+
+
+GOING_BACK = "<script>setTimeout(() => history.back(), 1500)</script>"
 
 
 def test_history_back_into_a_forbidden_page_from_the_back_forward_cache(home, env_for, pages, forbidden, chromium):
-    env = start(home, env_for, allow_only(pages))
-    marker = os.urandom(4).hex()
-    raw = _user_tab_with_forbidden_history(home, env, chromium, pages, forbidden, marker)
-    try:
+    with tab_with_forbidden_history(home, env_for, chromium, pages, forbidden) as tab:
         held_at = time.monotonic()
-        bp(home, "eval", "history.back(); 1", env=env)
+        bp(home, "eval", "history.back(); 1", env=tab.env)
         # Whatever the browser does, the forbidden page does not stay live in the held tab and no
         # answer carries its content.
         time.sleep(1.5)
-        assert helpers.wait_until(lambda: f"forbidden-{marker}" not in chromium.pages()[raw]["title"], 5), \
-            chromium.pages()[raw]
+        assert tab.sent_away(chromium), chromium.pages()[tab.raw]
         for args in (("eval", "document.title + document.body.innerText"), ("snapshot",), ("read",)):
-            result = bp(home, *args, env=env)
-            assert leaked(result, f"secret-{marker}", f"forbidden-{marker}") == [], (args, result)
+            result = bp(home, *args, env=tab.env)
+            assert tab.leaked(result) == [], (args, result)
         assert reached(forbidden, "/html", held_at) == []
-    finally:
-        chromium.close_tab(raw)
 
 
 def test_the_pages_own_timer_going_back_into_a_forbidden_page(home, env_for, pages, forbidden, chromium):
-    env = start(home, env_for, allow_only(pages))
-    marker = os.urandom(4).hex()
-    raw = _user_tab_with_forbidden_history(home, env, chromium, pages, forbidden, marker,
-                                           "<script>setTimeout(() => history.back(), 1500)</script>")
-    try:
+    with tab_with_forbidden_history(home, env_for, chromium, pages, forbidden, GOING_BACK) as tab:
         held_at = time.monotonic()
         # A wait polling through the restore: it never answers with the forbidden page.
-        result = bp(home, "wait", "--text", f"secret-{marker}", "--timeout", "5000", env=env)
-        assert result.rc != 0 and leaked(result, f"secret-{marker}", f"forbidden-{marker}") == [], result
+        result = bp(home, "wait", "--text", f"secret-{tab.marker}", "--timeout", "5000", env=tab.env)
+        assert result.rc != 0 and tab.leaked(result) == [], result
         assert result.code in ("capability_denied", "wait_timeout"), result
         # Sent away (as the commit is seen, or at the first probe that finds it outside).
-        assert helpers.wait_until(lambda: f"forbidden-{marker}" not in chromium.pages()[raw]["title"], 5), \
-            chromium.pages()[raw]
+        assert tab.sent_away(chromium), chromium.pages()[tab.raw]
         assert reached(forbidden, "/html", held_at) == []
-    finally:
-        chromium.close_tab(raw)
 
 
 # --- (b) waits check the bounds at every probe ----------------------------------------------------
 
 def test_wait_text_and_selector_in_a_batch_never_return_a_forbidden_page(home, env_for, pages, forbidden, chromium):
-    env = start(home, env_for, allow_only(pages))
-    marker = os.urandom(4).hex()
-    raw = _user_tab_with_forbidden_history(home, env, chromium, pages, forbidden, marker,
-                                           "<script>setTimeout(() => history.back(), 1500)</script>")
-    try:
+    with tab_with_forbidden_history(home, env_for, chromium, pages, forbidden, GOING_BACK) as tab:
         steps = [{"cmd": "wait", "args": ["--selector", "p"]},
-                 {"cmd": "wait", "args": ["--text", f"secret-{marker}"]}]
-        result = batch(home, env, steps, "--timeout", "6000")
+                 {"cmd": "wait", "args": ["--text", f"secret-{tab.marker}"]}]
+        result = batch(home, tab.env, steps, "--timeout", "6000")
         assert result.rc != 0, result
-        assert leaked(result, f"secret-{marker}", f"forbidden-{marker}") == [], result
-        assert helpers.wait_until(lambda: f"forbidden-{marker}" not in chromium.pages()[raw]["title"], 5), \
-            chromium.pages()[raw]
-    finally:
-        chromium.close_tab(raw)
+        assert tab.leaked(result) == [], result
+        assert tab.sent_away(chromium), chromium.pages()[tab.raw]
 
 
 # --- (c) WebSockets and out-of-process iframes with subresources ------------------------------------

@@ -10,7 +10,7 @@ import zipfile
 
 import pytest
 
-from release import build
+from release import archive, build
 from tests import distribution
 
 
@@ -25,7 +25,7 @@ def test_release_assets_match_their_sidecars_sizes_and_index(dist):
     for asset in index["assets"]:
         path = os.path.join(dist, asset["file"])
         assert os.path.getsize(path) == asset["bytes"]
-        assert build.sha256_file(path) == asset["sha256"]
+        assert archive.sha256_file(path) == asset["sha256"]
         with open(os.path.join(dist, asset["checksumFile"])) as fh:
             assert fh.read() == f"{asset['sha256']}  {asset['file']}\n"
     names = sorted(os.listdir(dist))
