@@ -27,6 +27,7 @@ class HandlerBroker(Protocol):
 
     browser: Any  # broker/browser/binding.py Browser (a layer the registry does not import)
     workers: "Workers"
+    network_hub: Any  # broker/network/journal.py Hub (handed by handlers to the features that use it)
 
 
 class HandlerAgent(Protocol):

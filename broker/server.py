@@ -93,10 +93,10 @@ class Broker:
         from broker.network.journal import Hub
         from broker.trace.book import Traces
 
-        self.traces = Traces(self)
         self.artifact_store = Store(self.home_dir, self.agents)
-        self.download_tracker = Tracker(self)
-        self.network_hub = Hub(self)
+        self.traces = Traces(self.artifact_store, self.agents, self.browser, self.workers)
+        self.download_tracker = Tracker(self.browser, self.agents, self.artifact_store)
+        self.network_hub = Hub(self.policy, self.agents, self.browser, self.workers)
         self.emulations = Emulations(self.browser, self.workers)
         self.browser.session_hooks.extend([
             self.download_tracker.on_session,  # download events, once per generation and profile
@@ -255,7 +255,7 @@ class Broker:
             self.unpublish()
             from broker.files import artifacts
 
-            artifacts.shutdown(self)  # private copies (screenshots, uploads, downloads) go with the broker
+            artifacts.shutdown(getattr(self, "artifact_store", None), self.home_dir)  # private copies (screenshots, uploads, downloads) go with the broker
             self.browser.close()  # EOF to the janitor: it closes the managed tabs
             self._pool.shutdown(wait=False, cancel_futures=True)
             front.close(linger=500)

@@ -89,7 +89,7 @@ def click(broker, agent, raw: str, session, args: dict[str, Any], deadline: floa
     # Armed first, in flight with the hit test that follows: the page runs both, in order, before
     # the input (input reaches the page by another road than scripts, so the arm is awaited before
     # it). The hit test changes nothing in the page unless it scrolls or waits: then it is armed again.
-    armed = settling.begin(broker, agent, session, raw, overlap=True)
+    armed = settling.begin(session, raw, overlap=True)
     if "xy" in args:
         (x, y), target = args["xy"], session
         kind = "coordinates"
@@ -103,7 +103,7 @@ def click(broker, agent, raw: str, session, args: dict[str, Any], deadline: floa
             answer = resolve_steady(broker, agent, raw, session, args["ref"], deadline, watchPress=press_mark)
             answer["steadied"] = True
         if answer.get("steadied"):
-            armed = settling.begin(broker, agent, session, raw)  # what happened meanwhile is not the click's
+            armed = settling.begin(session, raw)  # what happened meanwhile is not the click's
         target, x, y = input_point(session, answer)
         before, role, name_before = answer["state"], answer["role"], answer["name"]
         kind = role if role in EXPECTED_TOGGLE or role == "option" else "control"
@@ -358,7 +358,7 @@ def type_text(broker, agent, raw: str, session, args: dict[str, Any], deadline: 
         if before is not None:
             editable = dict(editable, beforeLength=before["beforeLength"])
     target = input_point(session, answer)[0]
-    settling.begin(broker, agent, session, raw)  # after the resolve's marks: those are Browser Pilot's own
+    settling.begin(session, raw)  # after the resolve's marks: those are Browser Pilot's own
     pin = Pin(session, "type", lambda: snapshot.resolve(broker, agent, raw, session, args["ref"],
                                                        mode="state")["state"].get("focused"))
     dispatched, check = pin.dispatched, pin.check
@@ -452,7 +452,7 @@ def fill_value(broker, agent, raw, session, args, deadline, editable, target):
     text, ref = args["text"], args["ref"]
     # Set whole in Browser Pilot's world (scripts/helpers.js fill: the browser's own value setter,
     # then the events a picker fires); a value the field does not take is put back.
-    settling.begin(broker, agent, session, raw)  # (a refusal below abandons it: broker/actions/pipeline.py)
+    settling.begin(session, raw)  # (a refusal below abandons it: broker/actions/pipeline.py)
     done = snapshot.on_ref(broker, agent, raw, session, ref, worlds.helper("fill"), {"text": text}) or {}
     if done.get("malformed"):
         kind = done.get("inputType") or ""
@@ -486,7 +486,7 @@ def hover(broker, agent, raw: str, session, args: dict[str, Any], deadline: floa
     target, x, y = input_point(session, answer)
     before = answer["state"]
     focus_script(broker, agent, session, {"mode": "pin"})  # starts counting DOM changes
-    armed = settling.begin(broker, agent, session, raw)
+    armed = settling.begin(session, raw)
     target.call("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y},
                 timeout_s=max(0.1, min(HOVER_ACK_S, deadline - time.monotonic())), abort=session.dialog_open)
     settling.end(session, deadline)

@@ -63,7 +63,7 @@ def keyboard(broker, agent, raw: str, session, args: dict[str, Any], deadline: f
     if pinned.get("readOnly"):
         raise BPError("action_not_verified", "The focused field is read-only or disabled.", retryable=True,
                       context={"reason": "readonly"})
-    settling.begin(broker, agent, session, raw)
+    settling.begin(session, raw)
     pin.check("focus")
     if clear:
         key_event(session, "a", "KeyA", 65, modifiers=4 if pinned["mac"] else 2)
@@ -99,7 +99,7 @@ def press(broker, agent, raw: str, session, args: dict[str, Any], deadline: floa
         raise BPError("invalid_argument", str(exc), context={"field": "key"}) from None
     pinned = _focus(broker, agent, session, {"mode": "pin"})
     popups_before = pipeline.opener_tabs(broker, raw)
-    armed = settling.begin(broker, agent, session, raw)
+    armed = settling.begin(session, raw)
     mask = 0
     held = []
     for name in combo["modifiers"]:

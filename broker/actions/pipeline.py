@@ -48,14 +48,15 @@ def popups_opened(broker, raw, before, session, since, deadline):
     return found
 
 
-def download_started(broker, agent, session, since):
+def download_started(agent, session, since):
     """{index, fileName} of the download the input began in this tab (as `bp downloads` lists
     it), {} when one began that is not listed for this Agent, None when none began."""
     event = session.wait_for(lambda m, p: m in ("Page.downloadWillBegin", "Browser.downloadWillBegin")
                              and p.get("frameId") == session.frame_id, since, 0)
     if event is None:
         return None
-    return broker.download_tracker.started(agent, event[1].get("guid")) or {}
+    tracker = session.downloads  # handed to the tab by the tracker (Tracker.on_session)
+    return (tracker.started(agent, event[1].get("guid")) if tracker is not None else None) or {}
 
 
 def caused(broker, agent, raw, session, armed, popups_before, deadline, evidence):
@@ -72,7 +73,7 @@ def caused(broker, agent, raw, session, armed, popups_before, deadline, evidence
         evidence.add(Effect.URL_CHANGED)  # same-document navigation (fragment, history API)
     if popups_before is not None and popups_opened(broker, raw, popups_before, session, since, deadline):
         evidence.add(Effect.POPUP_OPENED)
-    download = download_started(broker, agent, session, since)
+    download = download_started(agent, session, since)
     if download is not None:
         evidence.add(Effect.DOWNLOAD_STARTED)
         evidence.facts["download"] = download
@@ -93,7 +94,7 @@ def _settled(tab, fn, settles):
     session = tab.session
     session.settling = None
     if not settles:
-        settle.begin(tab.broker, tab.agent, session, tab.raw)
+        settle.begin(session, tab.raw)
     try:
         evidence = reply_form(fn(tab))
         if getattr(session, "settling", None) is not None:

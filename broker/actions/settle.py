@@ -3,7 +3,7 @@
 Every command that acts (click, type, keyboard, press, hover, select, dropdown, upload, scroll,
 each step of `bp batch`) brackets its dispatch with one `Settle`:
 
-    settle = Settle(broker, agent, session)   # just before the first input event
+    settle = Settle(session)   # just before the first input event
     ...dispatch...
     record = settle.wait(deadline)            # the evidence's "settle"
 
@@ -333,7 +333,7 @@ class Requests:
 class Settle:
     """One action's settle: armed before its dispatch, waited for after (see the module)."""
 
-    def __init__(self, broker, agent, session, raw=None, grace=True, requests=None, max_s=None):
+    def __init__(self, session, raw=None, grace=True, requests=None, max_s=None):
         self.session = session
         self.loader = session.loader
         self.since = session.mark()
@@ -347,7 +347,7 @@ class Settle:
         self.stopped = False
         self.mutations = None  # DOM changes counted since the dispatch (None: not known)
         raw = raw or getattr(session, "raw_id", None)
-        hub = getattr(broker, "network_hub", None)
+        hub = getattr(session, "network_hub", None)  # handed to the tab by the hub (Hub.attach)
         self.requests = requests or (Requests(hub, raw) if hub is not None and raw else None)
         self.max_s = SETTLE_MAX_S if max_s is None else max_s
         self.after_load = requests is not None  # bp open's settle (after_load)
@@ -568,23 +568,22 @@ def _pending(rows, requests, timers=0, frames=0, dom=False, motion=0):
 LOAD_SETTLE_MAX_S = 3.0  # what `bp open` waits at most, after DOMContentLoaded, for an app's first answers
 
 
-def heard_from_now(broker, raw):
+def heard_from_now(hub, raw):
     """The requests of tab `raw` from now on (started before a navigation, read after it), or None."""
-    hub = getattr(broker, "network_hub", None)
     return Requests(hub, raw) if hub is not None else None
 
 
-def after_load(broker, agent, session, raw, requests, deadline):
+def after_load(session, raw, requests, deadline):
     """After `bp open`'s navigation is interactive: wait (at most LOAD_SETTLE_MAX_S) for the requests
     the navigation started (an app's data fetches; long-lived ones and long polls are not awaited)
     and for the DOM to be quiet — the same rule as an action's settle, from the load on."""
-    settle = Settle(broker, agent, session, raw, grace=False, requests=requests, max_s=LOAD_SETTLE_MAX_S)
+    settle = Settle(session, raw, grace=False, requests=requests, max_s=LOAD_SETTLE_MAX_S)
     return settle.wait(deadline)
 
 
 # --- one rule for every acting command (broker/actions/pipeline.py brackets each with these) --
 
-def begin(broker, agent, session, raw=None, overlap=False):
+def begin(session, raw=None, overlap=False):
     """Arm the settle of the action about to dispatch on `session` (replacing one armed earlier,
     whose dispatch had not started: the marks of the action's own checks are not its causes).
     With `overlap`, the arm is only sent: the caller's next scripts overlap its round trip, and it
@@ -592,7 +591,7 @@ def begin(broker, agent, session, raw=None, overlap=False):
     previous = getattr(session, "settling", None)
     if previous is not None and previous.record is None:
         previous.abandon()
-    session.settling = Settle(broker, agent, session, raw)
+    session.settling = Settle(session, raw)
     if not overlap:
         session.settling.armed()
     return session.settling

@@ -4,4 +4,4 @@ from bp import protocol
 from broker.emulate import emulation
 from broker.registry import handler
 
-handler(protocol.OP_EMULATE)(emulation.emulate)
+handler(protocol.OP_EMULATE)(lambda tab: emulation.emulate(tab, tab.broker.emulations))

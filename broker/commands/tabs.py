@@ -23,7 +23,8 @@ def _row(broker, agent, raw: str, fresh_titles: bool = False) -> dict[str, Any] 
 @handler(protocol.OP_TABS)
 def tabs(broker, request: Request) -> dict[str, Any]:
     agent = routing.agent_for(broker, request)
-    result = {"tabs": [row for _, row in routing.inventory(broker, agent, fresh_titles=True)]}
+    result = {"tabs": [row for _, row in routing.inventory(broker, agent, fresh_titles=True,
+                                                           emulations=broker.emulations)]}
     return dict(result, **_bounded(broker))
 
 
@@ -57,7 +58,7 @@ def tab(broker, request: Request) -> dict[str, Any]:
     if selector is None:
         raise invalid_argument("index", "Give a tab index from 'bp tabs'.")
     raw = routing.find_tab(broker, agent, selector)
-    routing.select(broker, agent, raw)
+    routing.select(broker, agent, raw, broker.network_hub)
     _attach(broker, request, raw)
     row = _row(broker, agent, raw, fresh_titles=True)
     if row is None:  # it closed between its selection and this answer
@@ -96,7 +97,7 @@ def open_url(tab: Tab) -> dict[str, Any]:
 
     session = tab.session
     blocked_before, requests_before = session.blocked_navigations, session.blocked_requests
-    requests = settle.heard_from_now(tab.broker, tab.raw)  # the app's own fetches count from the navigation on
+    requests = settle.heard_from_now(tab.broker.network_hub, tab.raw)  # the app's own fetches count from the navigation on
     try:
         result = session.navigate(tab.args["url"], timeout_s=tab.remaining(floor=1.5) - 0.5)
         blocked = session.blocked_navigations > blocked_before
@@ -104,7 +105,7 @@ def open_url(tab: Tab) -> dict[str, Any]:
             # The document itself was stopped in the browser (bp/policy.py): refused.
             _refuse_open(tab, _bounds_refusal(session, tab.args["url"]))
         if not result and not session.dialog_open():
-            record = settle.after_load(tab.broker, tab.agent, session, tab.raw, requests, tab.deadline)
+            record = settle.after_load(session, tab.raw, requests, tab.deadline)
         else:
             record = None
     finally:

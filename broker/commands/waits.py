@@ -16,7 +16,7 @@ from broker.registry import handler
 
 @handler(protocol.OP_WAIT)
 def wait(broker, request):
-    return waits.wait(broker, request)
+    return waits.wait(broker, request, hub=broker.network_hub, downloads=broker.download_tracker)
 
 
 @handler(protocol.OP_DIALOGS)

@@ -181,8 +181,9 @@ def apply(session, settings, timeout_s, previous=None):
                                                           "uploadThroughput": -1}, timeout_s=t)
 
 
-def emulate(tab):
-    """`bp emulate` on the selected tab (its worker): refused on a user tab."""
+def emulate(tab, found):
+    """`bp emulate` on the selected tab (its worker): refused on a user tab. `found`: the broker's
+    Emulations, handed by the handler (broker/commands/emulate.py)."""
 
     broker, agent, raw, session, args = tab.broker, tab.agent, tab.raw, tab.session, tab.args
     key, origin = broker.agents.owner(raw, broker.browser.popups())
@@ -190,7 +191,6 @@ def emulate(tab):
         raise BPError("target_not_owned", "Emulation is only for Browser Pilot's own tabs: on a user's tab it would "
                       "change what the person sees.", context={"reason": "user_tab", "origin": "user_tab"},
                       hint="Open a tab of your own with 'bp open --new URL' and emulate there.")
-    found = broker.emulations
     with found.lock:  # tabs that are gone keep nothing
         for gone in [r for r in found.by_tab if broker.browser.targets.info(r) is None]:
             del found.by_tab[gone]

@@ -289,13 +289,13 @@ class Store:
             wipe(self.root)
 
 
-def shutdown(broker):
-    """Broker exit: every copy goes (the directory is wiped even if this broker never used it)."""
-    found = broker.artifact_store
-    if found is not None:
-        found.close()
+def shutdown(store, home_dir):
+    """Broker exit: every copy goes (the directory is wiped even if this broker never used it,
+    `store` None: its services were never started)."""
+    if store is not None:
+        store.close()
         return
-    root = os.path.join(broker.home_dir, DIR_NAME)
+    root = os.path.join(home_dir, DIR_NAME)
     try:
         paths.check_private_dir(root, fix_mode=False)
     except (OSError, BPError):

@@ -74,8 +74,9 @@ class Download:
 
 
 class Tracker:
-    def __init__(self, broker):
-        self.broker = broker
+    def __init__(self, browser, agents, store):
+        # Handed by the broker (broker/server.py): the browser, the Agents, the artifact store.
+        self.browser, self.agents, self.store = browser, agents, store
         self.lock = threading.Lock()
         self.enabled = set()  # (generation, browserContextId) configured
         self.pending = {}  # guid -> Download (until completed, canceled or failed)
@@ -91,7 +92,8 @@ class Tracker:
 
     def on_session(self, session):
         """Hook of every newly attached tab session: it may be where a download begins."""
-        self.ensure_events(self.broker.browser, session)
+        session.downloads = self  # what an input's evidence asks for the download it began
+        self.ensure_events(self.browser, session)
 
     def ensure_events(self, browser, session):
         """Browser.setDownloadBehavior once per generation and profile context, at browser scope."""
@@ -129,14 +131,13 @@ class Tracker:
             log.exception("download event handling failed")
 
     def _owner(self, raw):
-        broker = self.broker
-        if raw is None or broker.browser.targets.info(raw) is None:
+        if raw is None or self.browser.targets.info(raw) is None:
             return None
-        key, _ = broker.agents.owner(raw, broker.browser.popups())
+        key, _ = self.agents.owner(raw, self.browser.popups())
         if key is None:
             return None
-        agent = broker.agents.get(key)
-        if agent is None or not agent.lease_active(time.time()) or agent.generation != broker.browser.generation:
+        agent = self.agents.get(key)
+        if agent is None or not agent.lease_active(time.time()) or agent.generation != self.browser.generation:
             return None
         return agent
 
@@ -156,7 +157,7 @@ class Tracker:
             if agent is None or len(self.pending) >= MAX_PENDING:
                 return  # a tab nobody holds: ignored
             name = safe_basename(params.get("suggestedFilename"), "download")
-            record = Download(agent.key, agent, raw, self.broker.browser.generation, guid, name)
+            record = Download(agent.key, agent, raw, self.browser.generation, guid, name)
             record.index = self.numbers.pop(agent.key, 0) + 1
             self.numbers[agent.key] = record.index
             while len(self.numbers) > MAX_NUMBERED_KEYS:
@@ -185,7 +186,7 @@ class Tracker:
         if self.pending.get(record.guid) is record:
             del self.pending[record.guid]
         if record.artifact is not None:
-            self.broker.artifact_store.release(record.artifact)
+            self.store.release(record.artifact)
 
     def _progress(self, params):
         guid = params.get("guid")
@@ -209,15 +210,14 @@ class Tracker:
 
     def _copy(self, record, source):
         """Copy Chrome's finished file into the Agent's storage (Chrome's file is only read)."""
-        broker = self.broker
         state, reason, item = "failed", None, None
         try:
             if not isinstance(source, str) or not os.path.isabs(source):
                 reason = "path_unavailable"
-            elif broker.agents.get(record.key) is not record.agent or record.generation != broker.browser.generation:
+            elif self.agents.get(record.key) is not record.agent or record.generation != self.browser.generation:
                 reason = "released"
             else:
-                item = broker.artifact_store.copy_file(
+                item = self.store.copy_file(
                     record.agent, "download", source, record.mime or "application/octet-stream", "data",
                     meta={"fileName": record.file_name},
                     refuse=lambda why: BPError("artifact_not_found", "Chrome's finished file cannot be read.",
@@ -236,7 +236,7 @@ class Tracker:
                 if item is not None:
                     record.size = item.size
         if item is not None and not live:
-            broker.artifact_store.release(item)  # forgotten meanwhile (released key)
+            self.store.release(item)  # forgotten meanwhile (released key)
 
     # --- the Agent's view -------------------------------------------------------------------------
 

@@ -56,10 +56,9 @@ def model_size(width: int | None, height: int | None) -> tuple[int, int] | None:
     return max(1, round(width * scale)), max(1, round(height * scale))
 
 
-def _export(broker, agent, args: dict[str, Any], kind: str, data: bytes, mime: str,
+def _export(store, agent, args: dict[str, Any], kind: str, data: bytes, mime: str,
             default_name: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """Store (quota), export to the resolved path, release the copy; the file result."""
-    store = broker.artifact_store
     item = store.put_bytes(agent, kind, data, mime)
     try:
         path, size = outputs.export(args, default_name, item.chunks())
@@ -187,7 +186,7 @@ def _capture(session, params: Mapping[str, Any], timeout_s: float) -> dict[str, 
     return session.call("Page.captureScreenshot", params, timeout_s=timeout_s, abort=wake)
 
 
-def screenshot(broker, agent, raw: str, session, args: dict[str, Any], deadline: float) -> dict[str, Any]:
+def screenshot(broker, agent, raw: str, session, args: dict[str, Any], deadline: float, *, store) -> dict[str, Any]:
     from broker.page import content as page
 
     page.check_dialog(session)
@@ -229,7 +228,7 @@ def screenshot(broker, agent, raw: str, session, args: dict[str, Any], deadline:
         scaled = model_size(width, height)
         if scaled:
             extra.update(modelWidth=scaled[0], modelHeight=scaled[1])
-    return _export(broker, agent, args, "screenshot", data, "image/png", f"screenshot-{timestamp()}.png", extra)
+    return _export(store, agent, args, "screenshot", data, "image/png", f"screenshot-{timestamp()}.png", extra)
 
 
 def _draw(session, png_b64, boxes, vw, vh, deadline):
@@ -261,7 +260,7 @@ def _draw(session, png_b64, boxes, vw, vh, deadline):
 # --- pdf -----------------------------------------------------------------------------------------
 
 
-def pdf(broker, agent, raw: str, session, args: dict[str, Any], deadline: float) -> dict[str, Any]:
+def pdf(broker, agent, raw: str, session, args: dict[str, Any], deadline: float, *, store) -> dict[str, Any]:
     from broker.page import content as page
 
     page.check_dialog(session)
@@ -274,18 +273,17 @@ def pdf(broker, agent, raw: str, session, args: dict[str, Any], deadline: float)
         raise BPError("action_not_verified", "Chrome could not print this page to PDF (printing works in headless "
                       "Chrome; a headed browser may refuse it).", context={"reason": "print_failed"}) from None
     data = base64.b64decode(reply.get("data") or "")
-    return _export(broker, agent, args, "pdf", data, "application/pdf", f"page-{timestamp()}.pdf")
+    return _export(store, agent, args, "pdf", data, "application/pdf", f"page-{timestamp()}.pdf")
 
 
 # --- downloads -----------------------------------------------------------------------------------
 
 
-def download_rows(broker, agent) -> list[dict[str, Any]]:
-    return [row for _, row in broker.download_tracker.rows(agent)]
+def download_rows(tracker, agent) -> list[dict[str, Any]]:
+    return [row for _, row in tracker.rows(agent)]
 
 
-def download_export(broker, agent, args: dict[str, Any]) -> dict[str, Any]:
-    tracker = broker.download_tracker
+def download_export(tracker, store, agent, args: dict[str, Any]) -> dict[str, Any]:
     record = tracker.find(agent, args["selector"])
     if record.state == "failed" and record.reason == "quota_exceeded":
         raise BPError("quota_exceeded", "The download finished in Chrome, but Browser Pilot's copy did not fit its "
@@ -298,7 +296,6 @@ def download_export(broker, agent, args: dict[str, Any]) -> dict[str, Any]:
                       context={"field": "selector", "state": record.state})
     if record.artifact.expired():
         raise BPError("artifact_expired", "Browser Pilot's copy of this download expired.", context={"field": "selector"})
-    store = broker.artifact_store
     item = store.get(agent, record.artifact.id)
     default = record.file_name or f"download-{int(record.created_at * 1000)}"
     path, size = outputs.export(args, default, item.chunks())
@@ -388,7 +385,7 @@ def upload_refused(reason: str) -> BPError:
     return invalid_argument("filepath", messages.get(reason, "The file to upload cannot be used."), reason=reason)
 
 
-def upload(broker, agent, raw: str, session, args: dict[str, Any], deadline: float) -> dict[str, Any]:
+def upload(broker, agent, raw: str, session, args: dict[str, Any], deadline: float, *, store) -> dict[str, Any]:
     """Copy the caller's file into the Agent's storage (kept there, with its base name, until the
     key is released or the copy expires: Chrome reads the file again when the form is sent) and
     assign it to the file input. Evidence never names the path."""
@@ -407,7 +404,6 @@ def upload(broker, agent, raw: str, session, args: dict[str, Any], deadline: flo
         target, object_id = _input_by_ref(broker, agent, raw, session, args["ref"], timeout_s)
     else:
         target, object_id = _input_by_nth(session, args.get("nth", 1), timeout_s)
-    store = broker.artifact_store
     try:
         item = store.copy_file(agent, "upload", source, "application/octet-stream", name, refuse=upload_refused)
     except BaseException:

@@ -13,9 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 from broker.network.entries import MAX_URL, now_ms
 
-if TYPE_CHECKING:
-    from broker.policy.bounds import HubBroker
-
 CONSOLE_RELEASE_EVERY = 200
 MAX_CONSOLE = 500
 MAX_ERRORS = 200
@@ -31,7 +28,7 @@ class Console:
     """Hub's part that journals Runtime.consoleAPICalled and Runtime.exceptionThrown."""
 
     # The Hub's own, which this part uses (broker/network/journal.py, not imported: it imports this module).
-    broker: "HubBroker"
+    browser: Any  # broker/browser/binding.py Browser
     lock: threading.RLock
 
     if TYPE_CHECKING:
@@ -53,7 +50,7 @@ class Console:
         url = ""
         try:
             raw = session.tab_raw_id or session.raw_id
-            url = (self.broker.browser.targets.info(raw) or {}).get("url") or ""
+            url = (self.browser.targets.info(raw) or {}).get("url") or ""
         except Exception:
             pass
         with self.lock:

@@ -233,7 +233,7 @@ def add_rule(hub_, agent, args: dict[str, Any]) -> dict[str, Any]:
         if args.get("contentType") is not None:
             check_header("Content-Type", args["contentType"], "contentType")
         if policy.script_capable(args.get("contentType")):
-            rules = hub_.broker.policy
+            rules = hub_.policy
             for capability in policy.SCRIPT_GUARDS:
                 denied_by = rules.capability_withheld(agent.key, capability)
                 if denied_by is not None:

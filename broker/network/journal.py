@@ -43,14 +43,18 @@ import re
 import threading
 import time
 from collections.abc import Callable, ValuesView
-from typing import Any, Literal, cast, overload
+from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
+from bp import policy
 from bp.text import loads as load_event
 from bp.errors import BPError, invalid_argument
 from broker.network.console import Console, MAX_CONSOLE, MAX_ERRORS
 from broker.network.entries import JOURNALED, MAX_ENTRIES, Entry, apply_event, redact
 from broker.network.interception import Interception, Rule, glob_matcher
-from broker.policy.bounds import ALL_REQUESTS, Bounds, HubBroker
+from broker.policy.bounds import ALL_REQUESTS, Bounds
+
+if TYPE_CHECKING:
+    from broker.tabs.session import Workers
 
 log = logging.getLogger("broker.network")
 
@@ -102,8 +106,10 @@ SettleSink = Callable[[str, Any, Any, float], None]
 
 
 class Hub(Bounds, Interception, Console):
-    def __init__(self, broker: HubBroker):
-        self.broker = broker
+    def __init__(self, rules: policy.Policy, agents: Any, browser: Any, workers: "Workers"):
+        # Handed by the broker (broker/server.py): the person's policy, the Agents, the browser
+        # and the tab workers; Agents and Browser are described by Bounds, not imported here.
+        self.policy, self.agents, self.browser, self.workers = rules, agents, browser, workers
         self.lock = threading.RLock()
         self.states: dict[str, KeyState] = {}  # key -> KeyState
         self._checks = None  # threads that read Chrome's answer to a rule's change (_send_checked)
@@ -157,7 +163,7 @@ class Hub(Bounds, Interception, Console):
         """The KeyState of the live Agent holding this session's tab (made on first need: the
         journal starts when the tab is held), or None."""
         key = self._holder(session)
-        agent = self.broker.agents.get(key) if key else None
+        agent = self.agents.get(key) if key else None
         return self.state(agent) if agent is not None else None
 
     # --- sessions --------------------------------------------------------------------------------
@@ -165,6 +171,7 @@ class Hub(Bounds, Interception, Console):
     def attach(self, session):
         """Hook of every newly attached tab session (on the tab's worker, broker/server.py)."""
         session.raw_network = self.raw_event  # frames' sessions share it (broker/tabs/session.py FrameSession)
+        session.network_hub = self  # what an action's settle hears the tab's requests from
         session.listeners.append(self.listener)
         session.targets.on_frame_session = self.frame_attached
         session.targets.on_worker_session = self.worker_attached
@@ -251,7 +258,7 @@ class Hub(Bounds, Interception, Console):
 
     def resync(self, raw):
         """A tab changed hands (released, or another one taken instead): its interception follows."""
-        for candidate, session in self.broker.workers.sessions():
+        for candidate, session in self.workers.sessions():
             if candidate == raw:
                 try:
                     self.sync_tree(session)
@@ -267,7 +274,7 @@ class Hub(Bounds, Interception, Console):
             self.sync_tree(child)
 
     def sync_all(self):
-        for _, session in self.broker.workers.sessions():
+        for _, session in self.workers.sessions():
             self.sync_tree(session)
 
     # --- events (janitor-relay thread: bookkeeping and fire-and-forget sends only) ---------------

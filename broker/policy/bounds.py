@@ -11,9 +11,10 @@ Where they are enforced:
 """
 
 import logging
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from bp import ops, policy
+from bp.policy import Policy
 from bp.errors import BPError
 from broker.tabs.session import Session
 
@@ -43,22 +44,17 @@ def socket_conditions(rules: policy.Policy) -> list[dict[str, Any]]:
     return out
 
 
-class HubBroker(Protocol):
-    """What the network hub and its parts use of the Broker (broker/server.py): described, not
-    imported, since the broker imports them (tests/unit/test_layout.py counts every import, and
-    its layers keep broker/agents.py and broker/browser/ out of reach of this package)."""
-
-    policy: policy.Policy
-    agents: Any  # broker/agents.py Agents
-    browser: Any  # broker/browser/binding.py Browser
-    workers: "Workers"
-
-
 class Bounds:
     """Hub's part that judges paused requests against the person's bounds and guards popups."""
 
-    # The Hub's own, which this part uses (broker/network/journal.py).
-    broker: HubBroker
+    # The Hub's collaborators, handed to it (broker/network/journal.py): the person's policy, the
+    # Agents, the browser and the tab workers. The last three are described, not imported: the
+    # layers (tests/unit/test_layout.py) keep broker/agents.py and broker/browser/ out of reach
+    # of this package.
+    policy: "Policy"
+    agents: Any  # broker/agents.py Agents
+    browser: Any  # broker/browser/binding.py Browser
+    workers: "Workers"
 
     if TYPE_CHECKING:
         @staticmethod
@@ -69,7 +65,7 @@ class Bounds:
         """What the person's navigation bounds need intercepted on this session, or None: the
         documents of a tab someone holds (all its requests with origins.subresources), nothing
         on a tab nobody holds."""
-        rules = self.broker.policy
+        rules = self.policy
         if not rules.bounds or self._holder(session) is None:
             return None
         return self._bounds_patterns(rules)
@@ -77,30 +73,29 @@ class Bounds:
     def socket_rules(self, session) -> list[dict[str, Any]] | None:
         """The WebSocket conditions this session needs (socket_conditions), or None: only on a
         tab someone holds, with `subresources`."""
-        rules = self.broker.policy
+        rules = self.policy
         if not (rules.bounds and rules.subresources) or self._holder(session) is None:
             return None
         return socket_conditions(rules)
 
     @staticmethod
-    def _bounds_patterns(rules: policy.Policy) -> tuple[dict[str, str], ...]:
+    def _bounds_patterns(rules: Policy) -> tuple[dict[str, str], ...]:
         if rules.subresources:
             return ALL_REQUESTS
         return DOCUMENT_PATTERNS  # an out-of-process iframe's documents too: frames stay inside
 
     def _holder(self, session) -> str | None:
         """The key of the live Agent holding this session's tab (managed, popup, controlled)."""
-        broker = self.broker
         try:
             raw = session.tab_raw_id or session.raw_id
-            key, _ = broker.agents.owner(raw, broker.browser.popups())
+            key, _ = self.agents.owner(raw, self.browser.popups())
         except Exception:
             return None
-        return key if key and broker.agents.get(key) is not None else None
+        return key if key and self.agents.get(key) is not None else None
 
     def _out_of_bounds(self, session, params: dict[str, Any]) -> str | None:
         """The origin a paused request would reach against the bounds, or None when it may go."""
-        rules = self.broker.policy
+        rules = self.policy
         if not rules.bounds:
             return None
         request = params.get("request") or {}
@@ -126,13 +121,13 @@ class Bounds:
         outside the bounds is sent away at once (about:blank), and until another document
         commits every command on the tab is refused (check_tab). An error page (the browser's
         own, for a stopped navigation) shows nothing of the origin it names."""
-        if not self.broker.policy.bounds or not session.is_tab:
+        if not self.policy.bounds or not session.is_tab:
             return
         frame = params.get("frame") or {}
         if frame.get("parentId"):
             return  # a frame: its documents are judged as requests (every Document, _out_of_bounds)
         url = str(frame.get("url") or "")
-        if frame.get("unreachableUrl") or self.broker.policy.url_allowed(url) or self._holder(session) is None:
+        if frame.get("unreachableUrl") or self.policy.url_allowed(url) or self._holder(session) is None:
             session.outside_origin = None
             return
         origin = policy.origin_of(url)
@@ -167,14 +162,14 @@ class Bounds:
         tab gets interception before it runs; any other new tab is let go at once, untouched.
         With `subresources`, a service worker starting for the origin of a held tab is held the
         same way: its own requests (install, fetch handlers) are judged like the tab's."""
-        if not self.broker.policy.bounds or conn.popups_guarded:
+        if not self.policy.bounds or conn.popups_guarded:
             return
         conn.popups_guarded = True
         # Targets declares on_attached as None only (broker/browser/targets.py), not as the callback it holds.
-        self.broker.browser.targets.on_attached = self.attached  # pyright: ignore[reportAttributeAccessIssue]
-        self.broker.browser.targets.pause_frames = True  # a frame's first request waits for its interception
+        self.browser.targets.on_attached = self.attached  # pyright: ignore[reportAttributeAccessIssue]
+        self.browser.targets.pause_frames = True  # a frame's first request waits for its interception
         kinds = [{"type": "page", "exclude": False}]
-        if self.broker.policy.subresources:
+        if self.policy.subresources:
             kinds.append({"type": "service_worker", "exclude": False})
         conn.send_nowait("Target.setAutoAttach", {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True,
                                                   "filter": kinds})
@@ -182,15 +177,15 @@ class Bounds:
     def _serves_held_tab(self, url: str) -> bool:
         """Whether a service worker of `url` serves the origin of a tab an Agent holds."""
         origin = policy.origin_of(url)
-        for raw, session in self.broker.workers.sessions():
+        for raw, session in self.workers.sessions():
             if self._holder(session) is not None and \
-                    policy.origin_of((self.broker.browser.targets.info(raw) or {}).get("url") or "") == origin:
+                    policy.origin_of((self.browser.targets.info(raw) or {}).get("url") or "") == origin:
                 return True
         return False
 
     def attached(self, params: dict[str, Any]) -> None:
         """Browser-level Target.attachedToTarget (relay thread)."""
-        conn = self.broker.browser.connection
+        conn = self.browser.connection
         session_id = params.get("sessionId")
         info = params.get("targetInfo") or {}
         if conn is None or not session_id or not params.get("waitingForDebugger"):
@@ -203,22 +198,22 @@ class Bounds:
                 # Shared by every tab of its origin, the person's own included: held while an
                 # Agent holds a tab there (bounded subresources), never otherwise.
                 opener = None
-                held = self.broker.policy.subresources and self._serves_held_tab(info.get("url") or "")
+                held = self.policy.subresources and self._serves_held_tab(info.get("url") or "")
             elif opener:
-                key, kind = self.broker.agents.owner(opener, self.broker.browser.popups())
-                held = bool(key) and self.broker.agents.get(key) is not None
+                key, kind = self.agents.owner(opener, self.browser.popups())
+                held = bool(key) and self.agents.get(key) is not None
             if held:
-                guard = PopupGuard(conn, self.broker.browser.targets, session_id, info.get("targetId"), opener)
+                guard = PopupGuard(conn, self.browser.targets, session_id, info.get("targetId"), opener)
                 # A popup of a controlled user tab is a user tab again once its first document is
                 # judged (BR-25): the guard leaves then. A managed tab's popup stays held.
                 guard.one_shot = kind == "user_tab"
                 guard.listeners.append(self.listener)
-                self.broker.browser.targets.sessions[session_id] = guard
-                patterns = self._bounds_patterns(self.broker.policy)
+                self.browser.targets.sessions[session_id] = guard
+                patterns = self._bounds_patterns(self.policy)
                 conn.send_nowait("Fetch.enable", {"patterns": [dict(p) for p in patterns]}, session_id=session_id)
-                if self.broker.policy.subresources:
+                if self.policy.subresources:
                     conn.send_nowait("Network.emulateNetworkConditionsByRule",
-                                     {"matchedNetworkConditions": socket_conditions(self.broker.policy)},
+                                     {"matchedNetworkConditions": socket_conditions(self.policy)},
                                      session_id=session_id)
         except Exception:  # whatever went wrong, the new tab must not stay paused
             log.exception("the popup guard could not judge a new tab")
@@ -281,11 +276,10 @@ def check_open(rules: policy.Policy, request) -> BPError | None:
     return None
 
 
-def check_shown(broker: HubBroker, op: str, url: Any) -> None:
+def check_shown(rules: policy.Policy, op: str, url: Any) -> None:
     """What a command is about to return came from a document at `url`: refused when that is
     outside the bounds (a wait's probe found its match on a page that left them meanwhile).
     The browser's own pages (about:, an error page) show nothing of any origin."""
-    rules = broker.policy
     if not rules.bounds or not url:
         return
     text = str(url)

@@ -62,9 +62,10 @@ def _control_state(broker, agent, raw):
     return origin, "busy" if other is not None and other.lease_active(broker.agents._clock()) else "available"
 
 
-def inventory(broker, agent, fresh_titles=False):
+def inventory(broker, agent, fresh_titles=False, emulations=None):
     """This Agent's view of every eligible tab: [(raw, public row)] with 1-based indexes.
-    `fresh_titles`: read the titles back from Chrome first (one call), for listings that show them."""
+    `fresh_titles`: read the titles back from Chrome first (one call), for listings that show them;
+    `emulations` (broker/emulate/emulation.py, handed by `bp tabs`): what each managed tab pretends to be."""
     targets = broker.browser.targets
     if fresh_titles and broker.browser.ready:
         targets.refresh(broker.browser.connection)
@@ -84,8 +85,8 @@ def inventory(broker, agent, fresh_titles=False):
             "url": "" if foreign else (info.get("url") or "")[:8192],
             "origin": origin, "selected": raw == agent.selected, "controlState": state,
         }
-        if origin != "user_tab":
-            emulated = broker.emulations.shown(raw)
+        if emulations is not None and origin != "user_tab":
+            emulated = emulations.shown(raw)
             if emulated:
                 row["emulation"] = emulated  # bp emulate: what this tab pretends to be
         crashed = targets.crash_state(raw)
@@ -113,16 +114,17 @@ def find_tab(broker, agent, selector):
     return rows[selector - 1][0]
 
 
-def select(broker, agent, raw):
+def select(broker, agent, raw, hub):
     """Select and control raw for this Agent (target_busy if another Agent holds it). The
-    previously selected user tab is released: an Agent holds one user tab at a time."""
+    previously selected user tab is released: an Agent holds one user tab at a time, and the
+    network hub (`hub`, broker/network/journal.py) takes what it kept on it."""
     broker.agents.check_free(agent, raw, broker.browser.popups())  # before the bounds look at its page
     check_tab(broker, raw)
     origin = broker.agents.acquire(agent, raw, broker.browser.popups())
     previous = agent.selected
     if previous is not None and previous != raw and agent.controls(previous):
         broker.agents.release(agent, previous)
-        broker.network_hub.resync(previous)  # nobody holds it now: nothing of ours stays on it
+        hub.resync(previous)  # nobody holds it now: nothing of ours stays on it
     agent.selected = raw
     info = broker.browser.targets.info(raw)
     if info and info.get("browserContextId"):

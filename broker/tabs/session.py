@@ -85,6 +85,11 @@ class Session:
     alive = True
     listeners = ()  # callables(session, method, params) -> True to consume (broker/network/journal.py)
     raw_network = None  # the journal's raw-event hook, shared by a tab's frames (broker/browser/targets.py)
+    # The broker's services that serve this tab, handed to it by their session hooks: the network
+    # hub (broker/network/journal.py Hub.attach: requests an action's settle awaits) and the
+    # download tracker (broker/files/downloads.py Tracker.on_session: downloads an input began).
+    network_hub = None
+    downloads = None
     blocked_navigations = 0  # navigations the person's bounds stopped here (bounds; read by open and actions)
     blocked_origin = None  # where the last of them was going (bounds)
     blocked_requests = 0  # a page's own requests (subresources, frames) the bounds stopped here: not a navigation
@@ -240,6 +245,7 @@ class FrameSession(FrameSessions):
         # Network/Fetch/console hooks of the tab (broker/network/journal.py): shared with the tab's session.
         self.listeners = parent.listeners
         self.raw_network = parent.raw_network
+        self.network_hub, self.downloads = parent.network_hub, parent.downloads
         self.tab_raw_id = parent.tab_raw_id or parent.raw_id
         # The tab's own session: a mutation sent here is its command's dispatch too.
         self.tab: FrameSessions = parent if parent.is_tab else cast(FrameSession, parent).tab

@@ -241,8 +241,10 @@ class Traces:
     """Every key's trace. record() is called for each answered command; it costs one dict lookup
     when the key has no trace."""
 
-    def __init__(self, broker):
-        self.broker = broker
+    def __init__(self, store, agents, browser, workers):
+        # Handed by the broker (broker/server.py): the artifact store (the trace's images), the
+        # Agents, the browser and the tab workers (for a step's tab and thumbnail).
+        self.store, self.agents, self.browser, self.workers = store, agents, browser, workers
         self._traces = {}  # key -> Trace
         self._lock = threading.Lock()
 
@@ -276,7 +278,7 @@ class Traces:
             self._release_images(trace)
 
     def _release_images(self, trace):
-        store = self.broker.artifact_store
+        store = self.store
         with trace.lock:
             items, trace.images = list(trace.images.values()), collections.OrderedDict()
         for item in items:
@@ -348,7 +350,7 @@ class Traces:
         """(url, title, raw target) of the Agent's tab after the command: the reply's own (a fresh
         observation) where it has them, else what this trace last saw of the tab while it still
         shows that URL, else the target table's (whose title can lag behind the page)."""
-        agent = self.broker.agents.get(request.client)
+        agent = self.agents.get(request.client)
         raw = agent.selected if agent is not None else None
         url, title = reply.get("url"), reply.get("title")
         if isinstance(url, str) and isinstance(title, str):
@@ -360,7 +362,7 @@ class Traces:
             return url, title, raw
         if raw is None:
             return "", "", None
-        info = self.broker.browser.targets.info(raw) or {}
+        info = self.browser.targets.info(raw) or {}
         seen = trace.seen.get(raw)
         if seen is not None and seen[0] == info.get("url", seen[0]):
             return seen[0], seen[1], raw
@@ -374,7 +376,7 @@ class Traces:
         note = None
         began = time.monotonic()
         try:
-            data = self.broker.workers.run(raw, lambda worker: _thumbnail(worker), timeout_s=CAPTURE_TIMEOUT_S)
+            data = self.workers.run(raw, lambda worker: _thumbnail(worker), timeout_s=CAPTURE_TIMEOUT_S)
             step["imageMs"] = round((time.monotonic() - began) * 1000, 1)  # the tab's time spent on it
             if isinstance(data, str):
                 note, data = data, None
@@ -388,7 +390,7 @@ class Traces:
                         step["image"] = item.id
                         while len(trace.images) > MAX_IMAGES:
                             _, old = trace.images.popitem(last=False)
-                            self.broker.artifact_store.release(old)
+                            self.store.release(old)
                             trace.images_dropped += 1
         except BPError as exc:
             note = exc.code
@@ -403,7 +405,7 @@ class Traces:
     def _store(self, trace, data):
         from broker.files import artifacts
 
-        store = self.broker.artifact_store
+        store = self.store
         with store.lock:
             mine = sum(1 for a in store.items.values() if a.key == trace.key)
         if mine >= artifacts.MAX_ITEMS_PER_KEY - 1:

@@ -65,11 +65,14 @@ def _cancelled(request):
 
 
 class Probe:
-    def __init__(self, broker, agent, raw, request):
+    def __init__(self, broker, agent, raw, request, hub, downloads):
         self.broker = broker
         self.agent = agent
         self.raw = raw
         self.request = request
+        # The broker's services this wait uses, handed by its handler (broker/commands/waits.py):
+        # the network hub (requests, for --idle) and the download tracker (--download).
+        self.hub, self.downloads = hub, downloads
 
     def start(self):
         pass
@@ -106,7 +109,7 @@ class UrlProbe(Probe):
         row = tab_row(self.broker, self.agent, self.raw)
         if row is None or not self.match(row["url"]):
             return None  # gone, or navigated on meanwhile
-        bounds.check_shown(self.broker, self.request.op, row["url"])
+        bounds.check_shown(self.broker.policy, self.request.op, row["url"])
         return {k: row[k] for k in TAB_FIELDS}
 
 
@@ -133,7 +136,7 @@ class PageProbe(Probe):
                 found = page.find(agent, raw, session, {"selector": args["selector"], "limit": 1,
                                                         "visibleOnly": visible_only}, deadline)
                 first, listed = "element", "elements"
-            bounds.check_shown(broker, self.request.op, found.get("url"))
+            bounds.check_shown(broker.policy, self.request.op, found.get("url"))
             if found["totalMatches"] and found[listed]:
                 return {"url": found["url"], "title": found["title"], "totalMatches": found["totalMatches"],
                         first: found[listed][0]}
@@ -205,7 +208,7 @@ class DownloadProbe(Probe):
         if self.found is None:
             return None
         seq, params = self.found
-        record = self.broker.download_tracker.by_guid(self.agent, params.get("guid"))
+        record = self.downloads.by_guid(self.agent, params.get("guid"))
         if record is None:
             return None  # not (yet) this Agent's download
         row = record.row()
@@ -287,13 +290,13 @@ class IdleProbe(Probe):
 
         self.settle = settle
         self.session = _ensure_session(self.broker, self.raw, self.request)
-        self.requests = settle.Requests(self.broker.network_hub, self.raw)
+        self.requests = settle.Requests(self.hub, self.raw)
         self.earlier = self._open_entries()  # requests already open when the wait began
         self.tracker = self.loader = None
         self.idle_since = None
 
     def _open_entries(self):
-        hub = self.broker.network_hub
+        hub = self.hub
         state = hub.state(self.agent, create=False)
         if state is None:
             return []
@@ -304,7 +307,7 @@ class IdleProbe(Probe):
 
     def _pending(self):
         """(open requests awaited, long-lived ones not awaited)."""
-        settle, hub, now = self.settle, self.broker.network_hub, time.monotonic()
+        settle, hub, now = self.settle, self.hub, time.monotonic()
         awaited, overdue = self.requests.pending(now)
         state = hub.state(self.agent, create=False)
         with hub.lock:
@@ -395,7 +398,7 @@ PROBES = {"url": UrlProbe, "text": PageProbe, "selector": PageProbe, "dialog": D
           "download": DownloadProbe, "popup": PopupProbe, "idle": IdleProbe}
 
 
-def wait(broker, request):
+def wait(broker, request, *, hub, downloads):
     args = request.args
     condition = next(c for c in CONDITIONS if c in args)
     interval = args.get("interval", DEFAULT_INTERVAL_MS) / 1000.0
@@ -403,7 +406,7 @@ def wait(broker, request):
     raw = routing.selected_tab(broker, agent, request, create=False)  # never opens a tab
     generation = broker.browser.generation
     started = time.monotonic()
-    probe = PROBES[condition](broker, agent, raw, request)
+    probe = PROBES[condition](broker, agent, raw, request, hub, downloads)
     probe.start()
     try:
         return _loop(broker, request, condition, interval, raw, generation, started, probe)

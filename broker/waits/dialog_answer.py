@@ -29,7 +29,7 @@ def answer(broker, agent, dialog_id, accept, prompt_text=None, timeout_s=ANSWER_
         if dialog["id"] != dialog_id:
             continue
         params = {"accept": bool(accept)}
-        heard = _heard(broker, agent, session, raw) if deadline is not None else None
+        heard = _heard(session, raw) if deadline is not None else None
         if accept and prompt_text is not None:
             if dialog.get("type") != "prompt":
                 raise invalid_argument("prompt", "--prompt answers a prompt() dialog only.", dialogId=dialog_id,
@@ -59,13 +59,13 @@ def answer(broker, agent, dialog_id, accept, prompt_text=None, timeout_s=ANSWER_
     raise _unknown(dialog_id)
 
 
-def _heard(broker, agent, session, raw):
+def _heard(session, raw):
     """The settle of the answer, listening from before it is given. The page is blocked by the
     dialog, so nothing is armed inside it: the navigation, the requests and (once the page runs
     again) the DOM are what the answer's settle sees."""
     from broker.actions import settle
 
-    return settle.Settle(broker, agent, session, raw, grace=False)
+    return settle.Settle(session, raw, grace=False)
 
 
 def _settled(heard, session, deadline):

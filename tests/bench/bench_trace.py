@@ -31,8 +31,8 @@ def record_cost(n=20000):
 
     agent = SimpleNamespace(key="k", selected="RAW")
     broker = SimpleNamespace(agents=SimpleNamespace(get=lambda key: agent),
-                             browser=SimpleNamespace(targets=SimpleNamespace(info=lambda raw: {})), artifact_store=None)
-    traces = book.Traces(broker)
+                             browser=SimpleNamespace(targets=SimpleNamespace(info=lambda raw: {})))
+    traces = book.Traces(None, broker.agents, broker.browser, None)
     traces.start(agent, screenshots=False)
     reply = {"ok": True, "title": "bench", "url": "http://127.0.0.1:1/html?id=1&title=bench",
              "elements": [{"ref": i, "role": "button", "name": f"Item {i}"} for i in range(50)],

@@ -14,6 +14,7 @@ import pytest
 from tests import helpers
 from tests.realapps import servers
 from tests.realapps.agent import Agent
+from tests.realapps.widgets import LibraryApp
 
 _task_numbers = itertools.count(1)
 
@@ -79,6 +80,13 @@ def agent(request, realapps_home, chromium, realapps_dir):
     request.node.user_properties.append(("realapps_cost", {"calls": bot.calls, "bytes": bot.bytes_read}))
     # Closes this Agent's tabs, a renderer that stopped answering included.
     helpers.bp(realapps_home, "disconnect", env=env, timeout=120)
+
+
+@pytest.fixture
+def app(request, agent):
+    """A component library's page for one task (widgets.LibraryApp): the library the test is
+    parametrized with, else its module's LIBRARY."""
+    return LibraryApp(request, agent, getattr(request, "param", None) or request.module.LIBRARY)
 
 
 def read_log(server):

@@ -7,6 +7,7 @@ import shutil
 from tests import helpers
 from tests.agreement.measure import BP_LIMIT, bp_json
 from tests.realapps import servers
+from tests.realapps.widgets import LIBRARY_PAGES
 
 # (label, server, path, ready: "text:..." or "selector:...")
 SCREENS = [
@@ -18,12 +19,12 @@ SCREENS = [
     ("swagger-ui", "site", "/swagger/", "selector:.opblock-summary-control"),
     ("python docs json", "site", "/pydocs/library/json.html", "text:JSON encoder and decoder"),
     ("datasette cities", "datasette", "/atlas/cities", "text:cities"),
-    ("react-aria-components", "site", "/library/aria", "text:Project settings"),
-    ("mui", "site", "/library/mui", "text:Store settings"),
-    ("bootstrap", "site", "/library/bootstrap", "text:Account settings"),
-    ("nicegui (quasar)", "nicegui", "/w/agreement", "text:Team settings"),
-    ("dash", "dash", "/w/agreement", "text:Report settings"),
 ]
+# The component libraries' pages, as their tasks open them (widgets.LIBRARY_PAGES), on a host
+# named "agreement"; labelled by library, two of them with what they are built on.
+LABELS = {"react-aria": "react-aria-components", "nicegui": "nicegui (quasar)"}
+SCREENS += [(LABELS.get(name, name), page.server, page.path.format(host="agreement"), f"text:{page.ready}")
+            for name, page in LIBRARY_PAGES.items()]
 
 
 def installed():

@@ -53,7 +53,7 @@ def event(method, session_id="S1", **params):
 
 def test_raw_network_events_are_journaled_unparsed_until_read():
     broker, agent = fake_broker()
-    hub = network.Hub(broker)
+    hub = network.Hub(broker.policy, broker.agents, broker.browser, broker.workers)
     session = FakeSession()
     url = "data:image/png;base64," + "A" * 5000
     for method, params in (("Network.requestWillBeSent", {"requestId": "1.1", "request": {"method": "GET", "url": url},
@@ -78,7 +78,7 @@ def test_raw_network_events_are_journaled_unparsed_until_read():
 
 def test_a_redirect_ends_the_first_entry_and_starts_the_next():
     broker, agent = fake_broker()
-    hub = network.Hub(broker)
+    hub = network.Hub(broker.policy, broker.agents, broker.browser, broker.workers)
     session = FakeSession()
     hub.raw_event(session, "Network.requestWillBeSent", event("Network.requestWillBeSent", requestId="7",
                                                                request={"url": "https://a.test/old"}, type="Document"))
@@ -100,7 +100,7 @@ def test_journal_is_bounded_filtered_and_total_counts_every_match():
         state.add(entry)
     assert len(state.entries) == entries.MAX_ENTRIES and state.dropped == 5
     assert len(state.by_request) == entries.MAX_ENTRIES
-    hub = network.Hub(None)
+    hub = network.Hub(Policy.none(), None, None, None)
     hub.state = lambda agent: state
     result = network.list_requests(hub, None, {"limit": 3, "status": "4xx"})
     assert [r["status"] for r in result["requests"]] == [404, 404, 404] and result["truncated"] is True
@@ -116,7 +116,7 @@ def test_journal_is_bounded_filtered_and_total_counts_every_match():
 
 def test_the_65th_rule_is_refused():
     broker, agent = fake_broker()
-    hub = network.Hub(broker)
+    hub = network.Hub(broker.policy, broker.agents, broker.browser, broker.workers)
     for i in range(interception.MAX_RULES):
         interception.add_rule(hub, agent, {"type": "block", "pattern": f"*/{i}"})
     with pytest.raises(BPError) as refused:
@@ -127,7 +127,7 @@ def test_the_65th_rule_is_refused():
 
 def test_console_past_500_and_errors_past_200_are_counted_as_dropped():
     broker, agent = fake_broker()
-    hub = network.Hub(broker)
+    hub = network.Hub(broker.policy, broker.agents, broker.browser, broker.workers)
     session = FakeSession()
     for i in range(console_journal.MAX_CONSOLE + 7):
         hub.listener(session, "Runtime.consoleAPICalled", {"type": "log", "args": [{"type": "string", "value": f"m{i}"}]})
@@ -201,7 +201,7 @@ def test_downloads_past_64_are_counted_and_an_evicted_copy_is_expired(tmp_path, 
     agents = SimpleNamespace(owner=lambda raw, popups: ("agent-a", "managed"), get=lambda key: agent)
     broker = SimpleNamespace(agents=agents, browser=SimpleNamespace(generation=1, popups=lambda: {},
                                                                     targets=SimpleNamespace(info=lambda raw: {})))
-    tracker = downloads.Tracker(broker)
+    tracker = downloads.Tracker(broker.browser, broker.agents, None)
     for i in range(downloads.MAX_PER_KEY + 4):
         tracker._begin({"guid": f"g{i}", "suggestedFilename": f"f{i}.txt"}, "raw-1")
     assert len(tracker.rows(agent)) == downloads.MAX_PER_KEY and tracker.dropped_of(agent) == 4

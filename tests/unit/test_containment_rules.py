@@ -69,7 +69,7 @@ def fake_hub(rules, key="agent-a", origin="managed", url="http://127.0.0.1:1/"):
         agents=SimpleNamespace(owner=lambda raw, popups: (key, origin), get=lambda k: agent if k == key else None),
         browser=SimpleNamespace(popups=lambda: {}, targets=SimpleNamespace(info=lambda raw: {"url": url})),
         workers=SimpleNamespace(sessions=lambda: [], session=lambda raw: None))
-    return network.Hub(broker), agent
+    return network.Hub(broker.policy, broker.agents, broker.browser, broker.workers), agent
 
 
 def test_net_mock_of_script_refused_while_eval_or_input_is_withheld():
@@ -114,9 +114,9 @@ def test_a_commit_outside_the_bounds_is_sent_away_and_the_tab_refused():
     hub.listener(tab, "Page.frameNavigated", {"frame": {"id": "raw-1", "url": "http://10.0.0.1/secret"},
                                               "type": "BackForwardCacheRestore"})
     assert tab.outside_origin == "http://10.0.0.1" and ("Page.navigate", {"url": "about:blank"}) in tab.sent
-    hub.broker.workers.session = lambda raw: tab
+    hub.workers.session = lambda raw: tab
     with pytest.raises(BPError) as caught:
-        routing.check_tab(hub.broker, "raw-1", "read")
+        routing.check_tab(hub, "raw-1", "read")
     assert caught.value.context["reason"] == "tab_outside_bounds"
     # The browser's own error page for a stopped navigation, a frame, an allowed page: nothing to do.
     tab.sent.clear()
@@ -124,7 +124,7 @@ def test_a_commit_outside_the_bounds_is_sent_away_and_the_tab_refused():
                                                         "unreachableUrl": "http://10.0.0.1/x"}})
     hub.listener(tab, "Page.frameNavigated", {"frame": {"id": "f2", "parentId": "raw-1", "url": "http://10.0.0.1/"}})
     assert tab.sent == [] and tab.outside_origin is None
-    routing.check_tab(hub.broker, "raw-1", "read")
+    routing.check_tab(hub, "raw-1", "read")
 
 
 def test_every_document_is_judged_but_only_the_tabs_own_counts_as_its_navigation():
@@ -144,9 +144,9 @@ def test_every_document_is_judged_but_only_the_tabs_own_counts_as_its_navigation
 def test_check_shown_lets_the_browsers_own_pages_through():
     broker = SimpleNamespace(policy=make({"version": 1, "origins": {"allow": ["http://127.0.0.1:*"]}}))
     for url in ("about:blank", "chrome-error://chromewebdata/", "http://127.0.0.1:5/x", ""):
-        bounds.check_shown(broker, "wait", url)
+        bounds.check_shown(broker.policy, "wait", url)
     with pytest.raises(BPError):
-        bounds.check_shown(broker, "wait", "http://[::ffff:10.0.0.1]/")
+        bounds.check_shown(broker.policy, "wait", "http://[::ffff:10.0.0.1]/")
 
 
 def test_a_waiting_frame_is_resumed_after_its_hooks_even_when_they_fail():
@@ -190,11 +190,11 @@ def test_taking_another_agents_tab_says_busy_and_nothing_of_its_page():
         browser=SimpleNamespace(popups=dict, targets=SimpleNamespace(info=lambda raw: {"url": "http://secret.example/"})),
         workers=SimpleNamespace(session=lambda raw: session))
     with pytest.raises(BPError) as caught:
-        routing.select(broker, b, "T1")
+        routing.select(broker, b, "T1", hub=None)
     assert caught.value.code == "target_busy"
     assert "secret" not in repr(caught.value.to_dict() if hasattr(caught.value, "to_dict") else vars(caught.value))
     with pytest.raises(BPError) as own:  # its own Agent is told, as before
-        routing.select(broker, a, "T1")
+        routing.select(broker, a, "T1", hub=None)
     assert own.value.context.get("reason") == "tab_outside_bounds"
 
 

@@ -78,8 +78,8 @@ def quick(monkeypatch):
 
 
 def armed(page, hub=None):
-    broker = SimpleNamespace(network_hub=hub)
-    return settling.Settle(broker, SimpleNamespace(key="agent-one"), page, "tab-1")
+    page.network_hub = hub
+    return settling.Settle(page, "tab-1")
 
 
 def far():
@@ -183,7 +183,7 @@ def test_a_debounced_field_gets_its_grace_for_a_request_to_start():
 
 def test_a_capped_settle_never_claims_no_change():
     page = PageStandIn([state(n, 0) for n in range(1, 100_000)])
-    settling.begin(SimpleNamespace(network_hub=None), SimpleNamespace(key="k"), page, "tab-1")
+    settling.begin(page, "tab-1")
     settling.end(page, time.monotonic() + 1.2)
     evidence = settling.finish(page, {"action": "click", "status": "unavailable", "reason": "no_observable_effect"})
     assert evidence["settle"]["status"] == "capped"

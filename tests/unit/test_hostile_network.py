@@ -33,7 +33,7 @@ class Agent:
 
 
 def test_a_refused_change_continues_the_request_unmodified_and_says_why():
-    hub = network.Hub(broker=None)
+    hub = network.Hub(None, None, None, None)
     state = network.KeyState(Agent())
     entry = entries.Entry(1, None, "net-1", {"url": "http://a/"}, "fetch")
     state.by_request[("S1", "net-1")] = entry

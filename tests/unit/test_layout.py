@@ -137,7 +137,7 @@ LAYERS = {
     "broker.trace": {"bp", "broker.files"},
     "broker.files": {"bp", "broker.observe", "broker.page"},
     "broker.emulate": {"bp", "broker.browser", "broker.records"},
-    "broker.network": {"bp", "broker.policy"},
+    "broker.network": {"bp", "broker.policy", "broker.tabs"},
     "broker.forms": {"bp", "broker.actions", "broker.observe", "broker.records"},
     "broker.actions": {"bp", "broker.observe", "broker.records"},
     "broker.waits": {"bp", "broker.actions", "broker.browser", "broker.page", "broker.policy", "broker.tabs"},
@@ -186,6 +186,31 @@ def test_the_engine_never_imports_the_commands():
     reaching_up = {m: sorted(d for d in deps if d.startswith("broker.commands")) for m, deps in graph.items()
                    if m.startswith("broker.") and not m.startswith("broker.commands") and m != "broker.handlers"}
     assert {m: d for m, d in reaching_up.items() if d} == {}
+
+
+# The broker's services (broker/server.py start_services) and their Broker attribute names.
+SERVICES = ("artifact_store", "download_tracker", "network_hub", "emulations", "traces")
+
+
+def test_services_are_handed_to_the_features_never_fetched_from_the_broker():
+    """Only the broker's wiring (broker/server.py) and the handlers (broker/commands/) read a
+    service off the Broker; they hand it on (a constructor argument, a function argument, or a
+    tab session's slot set by the service's own session hook). A feature that reached for one
+    through the Broker would depend on the whole broker again."""
+    import re
+
+    reach = re.compile(r"\b(?:broker|self\.broker|tab\.broker)\.(" + "|".join(SERVICES) + r")\b"
+                       r"|getattr\((?:broker|self\.broker), [\"'](" + "|".join(SERVICES) + r")[\"']")
+    found = []
+    for path in sorted((ROOT / "broker").rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        if rel == "broker/server.py" or rel.startswith("broker/commands/"):
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if reach.search(line):
+                found.append(f"{rel}:{number}: {line.strip()}")
+    assert found == []
+    assert reach.search("    store = broker.artifact_store") and reach.search('getattr(broker, "network_hub", None)')
 
 
 def test_package_cycles_are_only_the_known_ones():

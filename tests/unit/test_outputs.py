@@ -224,7 +224,8 @@ def test_downloads_are_attributed_to_the_tab_holder_only_and_a_double_claim_fail
     from broker.files import downloads
 
     a, b = live_agent("a"), live_agent("b")
-    tracker = downloads.Tracker(fake_broker({"tab-a": a, "tab-b": b}))
+    broker = fake_broker({"tab-a": a, "tab-b": b})
+    tracker = downloads.Tracker(broker.browser, broker.agents, None)
     begin = {"guid": "g1", "suggestedFilename": "../r.csv", "frameId": "tab-a"}
     tracker.on_event("Page.downloadWillBegin", begin, "tab-a")
     tracker.on_event("Browser.downloadWillBegin", begin, None)  # the same owner again: fine

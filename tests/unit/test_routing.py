@@ -70,17 +70,17 @@ def test_a_tab_outside_the_inventory_is_refused_with_a_stable_code(world, select
 
 def test_one_agents_user_tab_is_busy_for_another_and_selecting_moves_control(world):
     one, two = world.agent("agent-one"), world.agent("agent-two")
-    routing.select(world, one, "raw-1")
+    routing.select(world, one, "raw-1", world.network_hub)
     assert one.selected == "raw-1" and one.selected_profile == "ctx-1"
     with pytest.raises(BPError) as caught:
-        routing.select(world, two, "raw-1")
+        routing.select(world, two, "raw-1", world.network_hub)
     assert caught.value.code == "target_busy"
     assert dict(routing.inventory(world, two))["raw-1"]["controlState"] == "busy"
     assert world.resynced == []
-    routing.select(world, one, "raw-2")  # an Agent holds one user tab at a time: raw-1 is free again
+    routing.select(world, one, "raw-2", world.network_hub)  # an Agent holds one user tab at a time: raw-1 is free again
     assert dict(routing.inventory(world, one))["raw-1"]["controlState"] == "available"
     assert world.resynced == ["raw-1"]  # nothing of Agent one's (journal, rules) stays on it
-    routing.select(world, two, "raw-1")
+    routing.select(world, two, "raw-1", world.network_hub)
     assert two.selected == "raw-1"
 
 
@@ -91,7 +91,7 @@ def test_another_agents_managed_tab_looks_like_a_user_tab_it_cannot_take(world):
     row = dict(routing.inventory(world, two))["raw-2"]
     assert (row["origin"], row["controlState"]) == ("user_tab", "busy")
     with pytest.raises(BPError) as caught:
-        routing.select(world, two, "raw-2")
+        routing.select(world, two, "raw-2", world.network_hub)
     assert caught.value.code == "target_busy"
 
 
@@ -107,7 +107,7 @@ def test_selected_tab_falls_back_to_the_first_managed_tab_and_never_invents_one(
 
 def test_a_selected_tab_that_became_ineligible_is_forgotten_not_closed(world):
     agent = world.agent("agent-one")
-    routing.select(world, agent, "raw-1")
+    routing.select(world, agent, "raw-1", world.network_hub)
     opaque = agent.opaque_id("raw-1")
     world.targets.apply("Target.targetInfoChanged", {"targetInfo": page("raw-1", url="chrome://settings/")})
     with pytest.raises(BPError):
@@ -118,7 +118,7 @@ def test_a_selected_tab_that_became_ineligible_is_forgotten_not_closed(world):
 
 def test_a_new_connection_generation_voids_every_mapping_of_an_agent(world):
     agent = world.agent("agent-one")
-    routing.select(world, agent, "raw-1")
+    routing.select(world, agent, "raw-1", world.network_hub)
     opaque = agent.opaque_id("raw-1")
     world.browser.generation = 2
     agent = world.agent("agent-one")

@@ -21,8 +21,8 @@ def _traces():
     # The target table's title lags behind the page (Chrome updates it later).
     targets = SimpleNamespace(info=lambda raw: {"url": "https://x.test/?q=s3cret-typed", "title": "from table"})
     broker = SimpleNamespace(agents=SimpleNamespace(get=lambda key: agent if key == "agent-a" else None),
-                             browser=SimpleNamespace(targets=targets), artifact_store=None)
-    return book.Traces(broker), agent
+                             browser=SimpleNamespace(targets=targets))
+    return book.Traces(None, broker.agents, broker.browser, None), agent
 
 
 def test_secret_arguments_are_replaced_and_unknown_fields_too():
