@@ -11,6 +11,7 @@ import json
 import logging
 import os
 import signal
+import socket
 import stat
 import threading
 import time
@@ -76,10 +77,21 @@ class Broker:
         self.browser = Browser(self.ctx, home_dir, run_dir, on_target_gone=self._target_gone,
                                on_void=self.workers.stop_all)
         self.stopping = threading.Event()
+        # A byte here wakes the front loop's poll at once when the broker is told to stop.
+        self._wake_read, self._wake_write = socket.socketpair()
+        self._wake_write.setblocking(False)
         self._replies_address = "inproc://replies"
         self._local = threading.local()
         self._pool = ThreadPoolExecutor(max_workers=REQUEST_THREADS, thread_name_prefix="request")
         self._owner_lock_fd: int | None = None
+
+    def stop(self):
+        """Stop serving: the front loop ends at once (not at its next poll timeout)."""
+        self.stopping.set()
+        try:
+            self._wake_write.send(b"x")
+        except OSError:
+            pass  # full (a stop is already waking it) or closed (stopped already)
 
     def _target_gone(self, raw):
         self.workers.stop(raw)
@@ -226,6 +238,7 @@ class Broker:
         poller = zmq.Poller()
         poller.register(front, zmq.POLLIN)
         poller.register(replies, zmq.POLLIN)
+        poller.register(self._wake_read, zmq.POLLIN)
         next_sweep = time.monotonic() + SWEEP_INTERVAL_S
         try:
             while not self.stopping.is_set():
@@ -583,7 +596,7 @@ def main():
     # A logout or a closing terminal (SIGHUP) stops the broker the orderly way too: its
     # janitor, which ignores these signals, closes the managed tabs on the pipe's EOF.
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(signum, lambda *_: broker.stopping.set())
+        signal.signal(signum, lambda *_: broker.stop())
     try:
         broker.serve()
     except Exception:

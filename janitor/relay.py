@@ -14,6 +14,7 @@ import json
 import select
 import os
 import signal
+import socket
 import sys
 import threading
 import time
@@ -46,6 +47,7 @@ class Janitor:
         self.next_id = jp.JANITOR_ID_BASE
         self.pending = {}  # our CDP id -> callback(reply dict)
         self.reader = None  # the WebSocket reader thread, once the handshake succeeded
+        self.leaving = False  # the work is done and the janitor exits: nobody reads the reader's last word
         self.pilot_windows = set()  # (group, browserContextId) that already have a Pilot window
         self.creating = set()  # our ids of Target.createTarget calls not answered yet
         self.cleaning = False  # EOF seen: whatever becomes ours from now on is closed at once
@@ -122,7 +124,9 @@ class Janitor:
         except Exception as exc:  # any end of the socket ends the session
             out.send_multipart([b"closed", f"{type(exc).__name__}: {exc}"[:300].encode()])
         finally:
-            out.close(linger=1000)
+            # Its "closed" must reach the main loop while it serves; once the janitor is leaving,
+            # nothing reads it, and lingering would only hold the exit up for a second.
+            out.close(linger=0 if self.leaving else 1000)
 
     # --- frames from Chrome ------------------------------------------------------------------
 
@@ -403,13 +407,20 @@ def main(argv):
         # the WebSocket without a close handshake (the reader thread holds its read lock), give
         # the last pipe messages (a handshake failure's reason) up to 0.5 s, then exit hard:
         # a context term must never keep a janitor alive.
+        janitor.leaving = True
         if janitor.ws is not None:
+            sock = getattr(janitor.ws, "sock", None)
+            try:
+                if sock is not None:  # a recv blocked in the reader wakes on shutdown(2), not on close(2) alone
+                    sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
             try:
                 janitor.ws.shutdown()
             except Exception:
                 pass
         if janitor.reader is not None:
-            janitor.reader.join(1.0)  # it ends once the socket is shut down
+            janitor.reader.join(0.2)  # it ends once the socket is shut down (within a millisecond, measured; rarely not at all)
         if janitor.reader is None or not janitor.reader.is_alive():
             # Only this thread's sockets remain (ZeroMQ sockets must not be closed under another
             # thread's feet): flush the last pipe messages for at most 0.5 s.

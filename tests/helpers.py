@@ -14,11 +14,10 @@ import threading
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-import psutil
 import zmq
 
 from bp import pytest_plugin as plugin
-from bp.pytest_plugin import DevTools, brokers_of, chromium_path
+from bp.pytest_plugin import DevTools, brokers_of, chromium_path  # noqa: F401 (brokers_of: the tests use it from here)
 
 BIN_DIR = os.path.dirname(sys.executable)
 BP = os.path.join(BIN_DIR, "bp")
@@ -107,25 +106,8 @@ def broker_pid(home):
 
 def stop_brokers(home):
     """Stop this home's broker and wait for its janitor too, whose cleanup (closing managed
-    tabs) must not spill into the next test."""
-    for proc in brokers_of(home):
-        children = proc.children()
-        for child in children:
-            _cont(child)
-        _cont(proc)
-        try:
-            proc.terminate()
-            proc.wait(10)
-        except psutil.Error:
-            pass
-        psutil.wait_procs(children, timeout=10)
-
-
-def _cont(proc):
-    try:
-        proc.send_signal(signal.SIGCONT)
-    except psutil.Error:
-        pass
+    tabs) must not spill into the next test (the pytest plugin's stop_service)."""
+    plugin.stop_service(home)
 
 
 def wait_until(predicate, timeout=10.0, interval=0.02):

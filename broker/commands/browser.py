@@ -197,6 +197,6 @@ def disconnect(broker, request: Request) -> dict[str, Any]:
         result["reason"] = "broker_identity_changed"
     else:
         result["brokerStopped"] = True
-        request.after_reply.append(broker.stopping.set)
+        request.after_reply.append(broker.stop)
         log.info("stopping on disconnect from the installation that started it")
     return result
