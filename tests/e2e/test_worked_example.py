@@ -39,11 +39,11 @@ PAGE = """<p id=out>not pressed</p>
 <button onauxclick="document.getElementById('out').textContent = 'pressed with button ' + event.button">Press</button>"""
 
 
-def _scratch_tree(into):
-    for part in ("bp", "cli", "broker", "janitor"):
+def _scratch_tree(into, edits=EDITS, parts=("bp", "cli", "broker", "janitor")):
+    for part in parts:
         shutil.copytree(os.path.join(ROOT, part), os.path.join(into, part),
                         ignore=shutil.ignore_patterns("__pycache__"))
-    for path, old, new in EDITS:
+    for path, old, new in edits:
         full = os.path.join(into, path)
         with open(full, encoding="utf-8") as fh:
             text = fh.read()
@@ -82,3 +82,37 @@ def test_a_flag_added_in_three_places_reaches_the_browser(home, env_for, pages):
             clicked = bp("click", str(ref_of(opened.json, "button", "Press")), "--middle", fast=fast)
             assert clicked.rc == 0, clicked
             assert "pressed with button 1" in bp("read", fast=fast).json["text"]  # DOM's middle button is 1
+
+
+# The drift the fast path once had (issue 28): a flag declared on `bp click` that its builder
+# never sends. Made in a scratch copy, as a developer would make it by mistake.
+DRIFT = [("cli/commands/actions.py",
+          '@option("--right", is_flag=True, help="Right-click.")\n',
+          '@option("--right", is_flag=True, help="Right-click.")\n'
+          '@option("--force", is_flag=True, help="Click even when covered.")\n')]
+
+
+def test_a_flag_declared_but_never_built_fails_the_fast_path_test():
+    """The scratch tree's own fast-path test fails on the drift, naming the flag; the unchanged
+    tree's passes (the first run of the two)."""
+    with helpers.scratch_dir("bpd-") as scratch:
+        _scratch_tree(scratch, edits=[], parts=("bp", "cli", "broker", "janitor", "tests"))
+
+        def fast_path_test():
+            return subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
+                                   "-p", "no:randomly", "tests/unit/test_fast_path.py"],
+                                  cwd=scratch, env=dict(os.environ, PYTHONPATH=scratch),
+                                  capture_output=True, text=True, timeout=300)
+
+        clean = fast_path_test()
+        assert clean.returncode == 0, clean.stdout[-3000:]
+        for path, old, new in DRIFT:
+            full = os.path.join(scratch, path)
+            with open(full, encoding="utf-8") as fh:
+                text = fh.read()
+            assert text.count(old) == 1
+            with open(full, "w", encoding="utf-8") as fh:
+                fh.write(text.replace(old, new))
+        drifted = fast_path_test()
+        assert drifted.returncode != 0
+        assert "click_request does not read ['force']" in drifted.stdout, drifted.stdout[-3000:]
