@@ -9,7 +9,7 @@ from bp.errors import BPError, invalid_argument, target_crashed
 from broker.browser.connection import CDPError
 from broker.network import console as console_journal
 from broker.network import interception
-from broker.network import journal as network
+from broker.network import journal
 from broker.tabs import routing
 from broker.registry import handler
 
@@ -22,8 +22,8 @@ def _hub(broker, request):
 
 # `bp net …` and `bp auth …` that the journal answers as it is: fn(hub, agent, args).
 JOURNAL_OPS = {
-    protocol.OP_NET: network.list_requests,
-    protocol.OP_NET_CLEAR: lambda hub, agent, args: network.clear(hub, agent),
+    protocol.OP_NET: journal.list_requests,
+    protocol.OP_NET_CLEAR: lambda hub, agent, args: journal.clear(hub, agent),
     protocol.OP_NET_RULE_ADD: interception.add_rule,
     protocol.OP_NET_RULES: lambda hub, agent, args: interception.list_rules(hub, agent),
     protocol.OP_AUTH_SET: interception.set_auth,
@@ -38,8 +38,8 @@ def net_show(broker, request):
     hub, agent = _hub(broker, request)
     args = request.args
     if not args.get("save"):
-        return network.show(hub, agent, args, request.remaining())
-    data, mime, entry = network.body_bytes(hub, agent, args["id"], request.remaining())
+        return journal.show(hub, agent, args, request.remaining())
+    data, mime, entry = journal.body_bytes(hub, agent, args["id"], request.remaining())
     path, size = outputs.export(args, f"response-{entry.seq}", [data])
     return {"file": path, "mimeType": mime, "sizeBytes": size}
 

@@ -2,7 +2,7 @@
 
 from bp import protocol
 from broker.observe import frames
-from broker.page import content as page
+from broker.page import content
 from broker.registry import handler
 
 
@@ -13,16 +13,16 @@ def _frame(agent, raw, session, args, deadline):
 
 
 READERS = {
-    protocol.OP_READ: page.read,
-    protocol.OP_SEARCH: page.search,
-    protocol.OP_EVAL: page.evaluate,
+    protocol.OP_READ: content.read,
+    protocol.OP_SEARCH: content.search,
+    protocol.OP_EVAL: content.evaluate,
     protocol.OP_FRAME: _frame,
 }
 
 
 def _reader(fn):
     def run(tab):
-        page.check_dialog(tab.session)  # an open JavaScript dialog blocks every page call, even the frame tree
+        content.check_dialog(tab.session)  # an open JavaScript dialog blocks every page call, even the frame tree
         return fn(tab.agent, tab.raw, tab.session, tab.args, tab.deadline)
 
     return run
@@ -34,13 +34,13 @@ for _op, _fn in READERS.items():
 
 @handler(protocol.OP_LOCATE)
 def _locate(tab):
-    page.check_dialog(tab.session)
+    content.check_dialog(tab.session)
     # locate scrolls its match into view: not when the person's policy denies scrolling to this Agent.
     scroll = tab.broker.policy.denied(tab.request.client, protocol.OP_SCROLL) is None
-    return page.locate(tab.agent, tab.raw, tab.session, tab.args, tab.deadline, scroll=scroll)
+    return content.locate(tab.agent, tab.raw, tab.session, tab.args, tab.deadline, scroll=scroll)
 
 
 @handler(protocol.OP_FIND)
 def _find(tab):
-    page.check_dialog(tab.session)
-    return page.find(tab.agent, tab.raw, tab.session, tab.args, tab.deadline, broker=tab.broker)  # refs need the broker
+    content.check_dialog(tab.session)
+    return content.find(tab.agent, tab.raw, tab.session, tab.args, tab.deadline, broker=tab.broker)  # refs need the broker

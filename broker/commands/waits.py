@@ -10,13 +10,13 @@ from bp import protocol
 from broker.tabs import dialogs
 from broker.waits import dialog_answer
 from broker.tabs import routing
-from broker.waits import conditions as waits
+from broker.waits import conditions
 from broker.registry import handler
 
 
 @handler(protocol.OP_WAIT)
 def wait(broker, request):
-    return waits.wait(broker, request, hub=broker.network_hub, downloads=broker.download_tracker)
+    return conditions.wait(broker, request, hub=broker.network_hub, downloads=broker.download_tracker)
 
 
 @handler(protocol.OP_DIALOGS)

@@ -187,16 +187,16 @@ def _capture(session, params: Mapping[str, Any], timeout_s: float) -> dict[str, 
 
 
 def screenshot(broker, agent, raw: str, session, args: dict[str, Any], deadline: float, *, store) -> dict[str, Any]:
-    from broker.page import content as page
+    from broker.page import content
 
-    page.check_dialog(session)
+    content.check_dialog(session)
     params: dict[str, Any] = {"format": "png"}
     extra: dict[str, Any] = {}
     boxes = None
     if args.get("full"):
         metrics, _, _ = _viewport(session)
-        content = metrics.get("cssContentSize") or metrics.get("contentSize") or {}
-        width, height = math.ceil(content.get("width") or 0), math.ceil(content.get("height") or 0)
+        laid_out = metrics.get("cssContentSize") or metrics.get("contentSize") or {}
+        width, height = math.ceil(laid_out.get("width") or 0), math.ceil(laid_out.get("height") or 0)
         if width < 1 or height < 1:
             raise invalid_argument("full", "The page has no content to capture.", reason="no_layout")
         if width > MAX_CAPTURE_SIDE or height > MAX_CAPTURE_SIDE:
@@ -261,9 +261,9 @@ def _draw(session, png_b64, boxes, vw, vh, deadline):
 
 
 def pdf(broker, agent, raw: str, session, args: dict[str, Any], deadline: float, *, store) -> dict[str, Any]:
-    from broker.page import content as page
+    from broker.page import content
 
-    page.check_dialog(session)
+    content.check_dialog(session)
     try:
         reply = session.call("Page.printToPDF", {"landscape": bool(args.get("landscape")), "printBackground": True},
                              timeout_s=_timeout(deadline, 5.0))
@@ -389,9 +389,9 @@ def upload(broker, agent, raw: str, session, args: dict[str, Any], deadline: flo
     """Copy the caller's file into the Agent's storage (kept there, with its base name, until the
     key is released or the copy expires: Chrome reads the file again when the form is sent) and
     assign it to the file input. Evidence never names the path."""
-    from broker.page import content as page
+    from broker.page import content
 
-    page.check_dialog(session)
+    content.check_dialog(session)
     source = args["path"]
     if not os.path.isabs(source):
         raise upload_refused("not_absolute")

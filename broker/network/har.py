@@ -2,7 +2,7 @@
 
 Built from the journal as it is (broker/network/journal.py): the same entries `bp net` lists, the same
 redaction as `bp net show` (sensitive headers, and every cookie value, unless --reveal), and
-response bodies only with --bodies, each within the journal's bounds (network.MAX_BODY, read
+response bodies only with --bodies, each within the journal's bounds (journal.MAX_BODY, read
 from the browser while it still holds them) and all of them within MAX_BODIES_TOTAL.
 """
 
@@ -12,7 +12,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import bp
 from broker.network import entries
-from broker.network import journal as network
+from broker.network import journal
 from broker.network.interception import glob_matcher
 
 MAX_BODIES_TOTAL = 16 * 1024 * 1024  # bytes of body text in one export; later bodies are left out
@@ -102,7 +102,7 @@ def export(hub_, agent, args, timeout_s):
     deadline = time.monotonic() + timeout_s
     state = hub_.state(agent)
     url_match = glob_matcher(args["url"]) if args.get("url") else None
-    after = network._seq_of(args["after"], "after") if args.get("after") else None
+    after = journal._seq_of(args["after"], "after") if args.get("after") else None
     with hub_.lock:
         chosen = [e for e in hub_.materialized(state)  # the journal parses its events when read
                   if (after is None or e.seq > after) and (url_match is None or url_match(e.url))]
@@ -110,10 +110,10 @@ def export(hub_, agent, args, timeout_s):
     for entry in chosen:
         body = None
         if args.get("bodies") and entry.finished and not entry.failed and entry.status is not None:
-            fetched = network.body_of(entry, max(0.5, deadline - time.monotonic()))
+            fetched = journal.body_of(entry, max(0.5, deadline - time.monotonic()))
             if fetched[0] is not None:
                 text, encoded = fetched
-                limit = min(network.MAX_BODY, budget)
+                limit = min(journal.MAX_BODY, budget)
                 if len(text) > limit:
                     cut = True
                     text = _cut(text, encoded, limit)

@@ -39,7 +39,7 @@ import weakref
 
 from bp import globs
 from bp.errors import BPError
-from broker.page import content as page
+from broker.page import content
 from broker.policy import bounds
 from broker.tabs import routing
 from broker.tabs.session import session_for
@@ -114,7 +114,7 @@ class UrlProbe(Probe):
 
 
 class PageProbe(Probe):
-    """--text / --selector: one bounded page.search / page.find on the tab's worker per probe."""
+    """--text / --selector: one bounded content.search / content.find on the tab's worker per probe."""
 
     def poll(self):
         broker, agent, raw, args = self.broker, self.agent, self.raw, self.request.args
@@ -129,11 +129,11 @@ class PageProbe(Probe):
                 return None  # the page is blocked: nothing can appear until it is answered
             visible_only = not args.get("hidden")
             if "text" in args:
-                found = page.search(agent, raw, session, {"query": args["text"], "limit": 1,
+                found = content.search(agent, raw, session, {"query": args["text"], "limit": 1,
                                                           "visibleOnly": visible_only}, deadline)
                 first, listed = "match", "matches"
             else:
-                found = page.find(agent, raw, session, {"selector": args["selector"], "limit": 1,
+                found = content.find(agent, raw, session, {"selector": args["selector"], "limit": 1,
                                                         "visibleOnly": visible_only}, deadline)
                 first, listed = "element", "elements"
             bounds.check_shown(broker.policy, self.request.op, found.get("url"))
