@@ -79,6 +79,9 @@ class Choice:
         return text if text in self.choices else None
 
 
+_NOT_FAST = {"multiple", "nargs", "count", "flag_value", "envvar", "is_eager", "expose_value", "secondary"}
+
+
 class Param:
     """One `argument` or `option` as declared: click's `decls` and `attrs`, and what the fast path
     reads of them (click's own rules for the name, the default and whether it is required)."""
@@ -100,6 +103,10 @@ class Param:
             self.spellings = tuple(spellings)
             self.required = attrs.get("required", False)
         self.default = attrs.get("default", False if self.is_flag else None)
+        # What the fast path reads as click does: one value (or an on-flag), no environment.
+        # Anything else (a repeated or counted option, nargs, a flag value, an --x/--no-x pair,
+        # an environment variable) sends the command's every argv to click.
+        self.fast = not (_NOT_FAST & set(attrs)) and not any("/" in decl for decl in decls)
 
     def click(self, click):
         """This parameter's click decorator."""

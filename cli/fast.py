@@ -40,6 +40,8 @@ def _values(params, argv):
     """The command's parameter values as click would pass them (defaults filled in), or None on
     anything this parser does not take: a repeated option, `--`, a token that looks like an
     option where a value or argument is due, a value outside its type."""
+    if not all(param.fast for param in params):
+        return None  # a parameter the fast path does not model (cli/declare.py Param.fast)
     options = {spelling: param for param in params if param.kind == "option" for spelling in param.spellings}
     arguments = [param for param in params if param.kind == "argument"]
     given, positionals = {}, []

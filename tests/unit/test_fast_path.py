@@ -289,3 +289,19 @@ def test_a_flag_added_to_click_is_never_dropped_by_the_fast_path(monkeypatch):
     assert fast.plan(["click", "3"], {}) is not None  # and the flag's default changes nothing there
     with pytest.raises(AssertionError, match=r"click_request does not read \['force'\]"):
         click_request(["click", "3", "--force"], monkeypatch)
+
+
+@pytest.mark.parametrize("attrs", [{"multiple": True}, {"nargs": 2}, {"count": True}, {"envvar": "BP_X"},
+                                   {"is_flag": True, "flag_value": "x"}])
+def test_a_parameter_the_fast_path_does_not_model_sends_the_command_to_click(attrs, monkeypatch):
+    """Repeated, counted or multi-value options, flag values and environment variables read
+    differently from one value: the fast path leaves the command to click rather than guess."""
+    from cli import declare
+    from cli.commands import actions
+
+    declared = actions.click_ref
+    extra = declare.Param("option", ("--extra",), dict(attrs))
+    monkeypatch.setattr(actions, "click_ref", declare.Declared(declared.function, declared.attrs,
+                                                               [*declared.params, extra]))
+    assert fast.plan(["click", "3"], {}) is None
+    assert declare.Param("option", ("--on/--off",), {}).fast is False
