@@ -93,9 +93,10 @@ def _refuse(reason, message):
     return invalid_argument("file", message, reason=reason)
 
 
-def _errno_name(exc: "OSError") -> "str":
-    """The symbolic name of an OSError's errno (`EACCES`), or `error` when it has none."""
-    return errno.errorcode.get(exc.errno, "error") if exc.errno is not None else "error"
+def errno_name(number: "object", default: "object" = "error") -> "object":
+    """The symbolic name of an OSError's errno number (`EACCES`), else `default`; `number` may be
+    None (an OSError raised without one, or no OSError at all)."""
+    return errno.errorcode.get(number, default) if isinstance(number, int) else default
 
 
 MAX_UNIQUE = 1000  # `name (1).ext` … `name (999).ext`, then file_exists
@@ -184,7 +185,7 @@ def write(path, base, chunks, *, create_base=False, overwrite=False, unique=Fals
             try:
                 os.makedirs(base, mode=0o700, exist_ok=True)
             except OSError as exc:
-                raise _refuse("output_dir_unavailable", f"The output directory cannot be created ({_errno_name(exc)}).") from None
+                raise _refuse("output_dir_unavailable", f"The output directory cannot be created ({errno_name(exc.errno)}).") from None
         real_base = os.path.realpath(base)
         real_parent = os.path.realpath(parent)
         if os.path.commonpath([real_base, real_parent]) != real_base:
@@ -196,7 +197,7 @@ def write(path, base, chunks, *, create_base=False, overwrite=False, unique=Fals
     except NotADirectoryError:
         raise _refuse("no_such_directory", "The destination's parent is not a directory.") from None
     except OSError as exc:
-        raise _refuse("not_writable", f"The destination directory cannot be opened ({_errno_name(exc)}).") from None
+        raise _refuse("not_writable", f"The destination directory cannot be opened ({errno_name(exc.errno)}).") from None
     tmp = None
     try:
         if base is not None:
@@ -222,7 +223,7 @@ def write(path, base, chunks, *, create_base=False, overwrite=False, unique=Fals
             tmp = None
             if exc.errno in (errno.ENOSPC, errno.EDQUOT):
                 raise storage_full(exc, "output") from None
-            raise _refuse("not_writable", f"The destination directory is not writable ({_errno_name(exc)}).") from None
+            raise _refuse("not_writable", f"The destination directory is not writable ({errno_name(exc.errno)}).") from None
         size = 0
         try:
             os.fchmod(fd, 0o600)
@@ -241,7 +242,7 @@ def write(path, base, chunks, *, create_base=False, overwrite=False, unique=Fals
     except OSError as exc:
         if exc.errno in (errno.ENOSPC, errno.EDQUOT):
             raise storage_full(exc, "output") from None
-        raise _refuse("write_failed", f"The file could not be written ({_errno_name(exc)}).") from None
+        raise _refuse("write_failed", f"The file could not be written ({errno_name(exc.errno)}).") from None
     finally:
         if tmp is not None:
             try:

@@ -63,6 +63,17 @@ class Request:
         return record is not None and (record.cancel_requested or  # a batch step: the batch's cancel too
                                        (record.parent is not None and record.parent.cancel_requested))
 
+    def attempting(self) -> None:
+        """Its record (if it has one) says the command has begun to act."""
+        if self.record is not None:
+            self.record.attempting()
+
+    def dispatching(self) -> None:
+        """Its record (if it has one) says a mutation is on its way to the browser (raising when the
+        command may no longer reach it)."""
+        if self.record is not None:
+            self.record.dispatching()
+
     @property
     def deadline(self) -> float:
         return self.received_at + self.timeout_ms / 1000.0

@@ -342,7 +342,7 @@ class Broker:
         if request.op == ops.OP_TAB and reply.get("url"):
             origin = policy.origin_of(reply["url"])  # the tab taken, not the one selected before
         self.journal.append(key=request.client, operation=request.op, capability=ops.OPS[request.op].capability,
-                            origin=origin or getattr(request, "audit_origin", None) or self._target_origin(request),
+                            origin=origin or request.audit_origin or self._target_origin(request),
                             command_id=request.command_id,
                             outcome="ok" if reply.get("ok") else str(reply.get("code")))
 

@@ -14,7 +14,6 @@ import json
 import select
 import os
 import signal
-import socket
 import sys
 import threading
 import time
@@ -409,13 +408,8 @@ def main(argv):
         # a context term must never keep a janitor alive.
         janitor.leaving = True
         if janitor.ws is not None:
-            sock = getattr(janitor.ws, "sock", None)
             try:
-                if sock is not None:  # a recv blocked in the reader wakes on shutdown(2), not on close(2) alone
-                    sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            try:
+                janitor.ws.abort()  # wakes the reader blocked in recv (shutdown(2); close(2) alone does not)
                 janitor.ws.shutdown()
             except Exception:
                 pass

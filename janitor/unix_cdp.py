@@ -58,11 +58,15 @@ class UnixCdp:
     def settimeout(self, timeout_s):
         self.sock.settimeout(timeout_s)
 
-    def shutdown(self):
+    def abort(self):
+        """Wake a reader blocked in recv (as websocket-client's WebSocket.abort)."""
         try:
             self.sock.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
+
+    def shutdown(self):
+        self.abort()
         self.sock.close()
 
     # --- for a test's own inspection of a launched browser -------------------------------------

@@ -56,7 +56,9 @@ def download_started(agent, session, since):
     if event is None:
         return None
     tracker = session.downloads  # handed to the tab by the tracker (Tracker.on_session)
-    return (tracker.started(agent, event[1].get("guid")) if tracker is not None else None) or {}
+    if tracker is None:
+        return {}
+    return tracker.started(agent, event[1].get("guid")) or {}
 
 
 def caused(broker, agent, raw, session, armed, popups_before, deadline, evidence):

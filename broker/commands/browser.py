@@ -143,8 +143,7 @@ def browsers(broker, request: Request) -> dict[str, Any]:
 def connect(broker, request: Request) -> dict[str, Any]:
     # Reaching for the browser starts at once: a cancel from here on cannot promise that nothing
     # happened; a failure to connect is still just that.
-    if request.record is not None:
-        request.record.attempting()
+    request.attempting()
     broker.agents.touch(request.client, broker.browser.generation)
     conn = broker.browser.connect(request.args.get("browser"), wait_s=max(0.05, request.remaining() - 0.25))
     broker.network_hub.guard_popups(conn)  # navigation bounds reach popups of held tabs (policy origins)
@@ -178,8 +177,7 @@ def connect(broker, request: Request) -> dict[str, Any]:
 def disconnect(broker, request: Request) -> dict[str, Any]:
     """Release this Agent; stop the whole broker only for the same installation when no other
     Agent is active (compare-and-stop on the broker's process identity)."""
-    if request.record is not None:
-        request.record.attempting()  # it releases state from its first step
+    request.attempting()  # it releases state from its first step
     agent = broker.agents.remove(request.client)
     broker.commands.forget(request.client)  # a released key keeps no command records
     broker.release_key_services(request.client)  # its copies, downloads, journals, rules and credentials go

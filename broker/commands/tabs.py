@@ -141,7 +141,7 @@ def _bounds_refusal(session: "TabSession", url: str) -> BPError:
 def _refuse_open(tab: Tab, error: BPError) -> NoReturn:
     """A refused `open --new` leaves nothing behind: the Agent's selection is the one before,
     and the new tab is closed (after the reply: not from the tab's own worker)."""
-    before = getattr(tab.request, "selection_before", None)
+    before = tab.request.selection_before
     if tab.args.get("new") and before is not None:
         agent, raw, broker = tab.agent, tab.raw, tab.broker
         if agent.selected == raw:
@@ -227,8 +227,7 @@ def profiles(broker, request: Request) -> dict[str, Any]:
         if request.args.get("refresh"):
             broker.browser.identities.clear()
         contexts = [context for context, _ in routing.profiles(broker, agent)]
-        if request.record is not None:
-            request.record.dispatching()  # identifying opens (and closes) a tab per profile
+        request.dispatching()  # identifying opens (and closes) a tab per profile
         profile_identity.identify(broker, contexts, timeout_s=max(1.0, min(15.0, request.remaining())))
     return dict({"profiles": [row for _, row in routing.profiles(broker, agent)]}, **_bounded(broker))
 

@@ -28,7 +28,7 @@ import threading
 import time
 from typing import Any
 
-from bp import paths
+from bp import outputs, paths
 from bp.errors import BPError, invalid_argument
 
 log = logging.getLogger("broker.audit")
@@ -289,7 +289,7 @@ class Journal:
                 raise unavailable("unsafe_state", self.dir, detail=exc.code) from None
             except OSError as exc:
                 reason = "storage_full" if exc.errno in (errno.ENOSPC, errno.EDQUOT) else "write_failed"
-                log.error("audit journal unavailable: %s (%s)", reason, _errno_name(exc.errno, exc.errno))
+                log.error("audit journal unavailable: %s (%s)", reason, outputs.errno_name(exc.errno, exc.errno))
                 raise unavailable(reason, self.dir, pendingLines=len(self.pending)) from None
 
     def append(self, *, key: str, operation: str, capability: str, origin: str | None, outcome: str,
@@ -310,7 +310,7 @@ class Journal:
                                    "outcome": outcome, "commandId": command_id}, flush=usable)
         except Exception as exc:
             log.error("could not append to the audit journal (%s); the line is kept pending",
-                      _errno_name(getattr(exc, "errno", None), type(exc).__name__))
+                      outputs.errno_name(getattr(exc, "errno", None), type(exc).__name__))
 
     # --- reading ---------------------------------------------------------------------------------
 
@@ -403,12 +403,6 @@ class Journal:
         if pending:
             problems.append({"reason": "lines_unwritten", "entries": pending})
         return {"verified": not problems, "lines": count, "problems": problems[:64], "first": first, "last": seq}
-
-
-def _errno_name(number: Any, default: Any) -> Any:
-    """errno's name for an OSError's number (errno.errorcode), else `default`; `number` may be
-    None (an OSError raised without one, or no OSError at all)."""
-    return errno.errorcode.get(number, default) if isinstance(number, int) else default
 
 
 def read_head(directory: str) -> dict[str, Any] | None:

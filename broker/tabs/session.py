@@ -245,7 +245,6 @@ class FrameSession(FrameSessions):
         # Network/Fetch/console hooks of the tab (broker/network/journal.py): shared with the tab's session.
         self.listeners = parent.listeners
         self.raw_network = parent.raw_network
-        self.network_hub, self.downloads = parent.network_hub, parent.downloads
         self.tab_raw_id = parent.tab_raw_id or parent.raw_id
         # The tab's own session: a mutation sent here is its command's dispatch too.
         self.tab: FrameSessions = parent if parent.is_tab else cast(FrameSession, parent).tab
