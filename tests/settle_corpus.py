@@ -107,8 +107,26 @@ PAGES = {
     "late_fetch": SHOW + "<script>fetch('/api?wait=4000').then(r => r.json()).then(() => show('Late answer'));</script>",
     "stream": SHOW + "<script>new EventSource('/sse');</script><p>streaming</p>",
     "clock": CASES["clock"][0],
+    # A combobox whose value is the server's (NiceGUI's loopback): the chosen option goes over the
+    # WebSocket and the combobox shows it when the server echoes it back.
+    "echoed_select": """<div role=combobox id=cb tabindex=0 aria-label=Plan aria-expanded=false aria-controls=lb
+        aria-haspopup=listbox><span id=shown>Free</span></div><ul role=listbox id=lb hidden>
+        <li role=option>Free</li><li role=option>Team</li><li role=option>Pro</li></ul><script>
+        const ws = new WebSocket('ws://' + location.host + '/ws?delay=300');
+        ws.onopen = () => { document.body.dataset.ready = '1'; };
+        ws.onmessage = (e) => { document.getElementById('shown').textContent = e.data; };
+        const cb = document.getElementById('cb'), lb = document.getElementById('lb');
+        cb.onclick = () => { lb.hidden = false; cb.setAttribute('aria-expanded', 'true'); };
+        for (const o of lb.children) o.onclick = () => {
+          lb.hidden = true; cb.setAttribute('aria-expanded', 'false'); ws.send('echo:' + o.textContent); };
+        </script>""",
     "popup_opener": "<button onclick=\"window.open('/page?case=landed&delay=700')\">Open popup</button>",
 }
+# The same, but the list closes a moment after the click (as a menu's closing transition ends)
+# and the echo comes later still: that closing reads as the frame's answer, so the settle ends
+# before the echo and the readback must wait for it.
+PAGES["echoed_select_late"] = PAGES["echoed_select"].replace("delay=300", "delay=700").replace(
+    "lb.hidden = true;", "setTimeout(() => { lb.hidden = true; }, 100);")
 # Pages reached by a case, not cases themselves.
 LANDED = "<button>Landed</button>"
 
@@ -204,9 +222,9 @@ class SettleServer(LocalServer):
                     text = _ws_read(request.rfile)
                     if text is None:
                         return
-                    if text == "ask":
+                    if text == "ask" or text.startswith("echo:"):
                         time.sleep(delay)
-                        request.wfile.write(_ws_frame("answer"))
+                        request.wfile.write(_ws_frame("answer" if text == "ask" else text[5:]))
                         request.wfile.flush()
             except OSError:
                 return

@@ -2,7 +2,8 @@
 
 A native <select> is set in Browser Pilot's isolated world with the input and change events a
 person's choice fires. An ARIA widget is operated with real mouse input: open it (if its options
-are not exposed yet), click the option, then read back aria-selected or what the combobox shows.
+are not exposed yet), click the option, then, once what the click caused has settled, read back
+aria-selected or what the combobox shows.
 That is a composite action: every step re-checks the page; a change before the first click is
 `action_not_verified`, after it `unknown_outcome` with the steps that were sent.
 """
@@ -18,6 +19,7 @@ from broker.actions import slider
 from broker.forms.scroll import by_selector, in_world
 
 OPTIONS_WAIT_S = 3.0  # how long an opened widget may take to render its options
+READBACK_WAIT_S = 1.0  # how long a chosen option may take to show after the settle
 
 def _not_dropdown():
     return BPError("invalid_argument", "The element is not a dropdown (a select, combobox or listbox).",
@@ -154,10 +156,21 @@ def select(broker, agent, raw: str, session, args: dict[str, Any], deadline: flo
         # The option's point is in the viewport of the document that holds the combobox.
         inputs._mouse(session, target["x"], target["y"], "left", 1, world.session if world else session)
         dispatched.append("option")
-    navigated = settling.navigation(session, since, deadline)
+    # Read back after what the choice caused has settled: a server-driven widget (NiceGUI's
+    # loopback) shows the choice only when the server's echo comes over its WebSocket, another
+    # after a fetch. Without an armed settle (a caller outside the pipeline) only a navigation.
+    navigated = settling.end(session, deadline)["status"] == "navigated"
     if navigated or session.dialog_open() or session.loader != loader:
         return evidence("unavailable", [], "navigation" if not session.dialog_open() else "dialog_opened")
     verdict = step("verify", label=label)
+    # The settle may end before the echo (the menu's own closing changes the DOM, which reads as
+    # the frame's answer): a readback that does not show the choice yet is read again, briefly.
+    # Only a mismatch pays this wait.
+    until = min(deadline - 0.5, time.monotonic() + READBACK_WAIT_S)
+    while (kind == "aria" and not verdict.get("gone") and verdict.get("status") != "verified"
+           and time.monotonic() < until and not session.dialog_open() and session.loader == loader):
+        time.sleep(0.05)
+        verdict = step("verify", label=label)
     if verdict.get("gone"):
         return evidence("unavailable", [], "selection_not_exposed")
     return evidence(verdict["status"], verdict.get("selected", []), verdict.get("reason"))

@@ -89,3 +89,20 @@ def test_a_request_open_past_the_bound_is_reported_not_awaited(home, connected, 
     assert settle["pending"]["urls"] == [f"http://127.0.0.1:{corpus.port}/api?…"]  # no query: it may hold secrets
     assert result.json["evidence"].get("reason") != "no_observable_effect", result.json["evidence"]
     assert elapsed < settling.SETTLE_MAX_S + 10  # bounded by the settle's own bound, not the 20 s deadline
+
+
+@pytest.mark.parametrize("page", ["echoed_select", "echoed_select_late"])
+def test_a_selection_the_server_echoes_is_read_back_after_the_echo(home, connected, corpus, page):
+    """A combobox whose value is the server's (NiceGUI's loopback): the option click sends the
+    choice over a WebSocket and the combobox shows it only when the echo comes, 300 ms later
+    (700 ms, after the list's delayed closing has ended the settle, on the late page). The
+    selection is read back after the settle, and again briefly when it does not show yet."""
+    page = ok(home, connected, "open", corpus.url(page))
+    ok(home, connected, "wait", "--selector", "body[data-ready]")
+    chosen = ok(home, connected, "select", ref_of(page, "combobox", "Plan"), "Pro")
+    evidence = chosen["evidence"]
+    assert evidence["status"] == "verified", evidence
+    assert evidence["selected"] == ["Pro"], evidence
+    assert evidence["settle"]["status"] == "settled", evidence
+    plan = [e for e in chosen["elements"] if e["role"] == "combobox"]
+    assert [e.get("value") for e in plan] == ["Pro"], chosen["elements"]  # the observation agrees
