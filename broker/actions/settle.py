@@ -606,7 +606,7 @@ def end(session, deadline, debounce=False, peek=None):
         navigated = navigation(session, session.mark(), deadline)
         return {"status": "navigated" if navigated else "quiet", "waitedMs": 0}
     if armed.record is None:
-        armed.wait(deadline, debounce, peek)
+        return armed.wait(deadline, debounce, peek)
     return armed.record
 
 

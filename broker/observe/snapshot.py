@@ -121,11 +121,6 @@ class Observation:
         self.evicted = True
         self.listed = []
 
-    def locate(self, ref):
-        """(World, ref): where the ref's node is held."""
-        assert self.table is not None  # an observation that hands out refs has its table (observe)
-        return self.table.locate(ref), ref
-
 
 def _numbered(table, opts, walk):
     """One world's walk, handing out numbers from the table's next one. A walk whose answer is

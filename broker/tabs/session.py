@@ -350,14 +350,13 @@ class TabSession(FrameSessions):
             if started is not None:
                 self.conn.forget(started)
             raise BPError("target_not_owned", "The tab is gone.", context={"reason": "target_detached"})
+        if started is None:
+            if method not in CRASH_SAFE:
+                self.check_answers()
+            self.sending(method)
         if method in CRASH_SAFE:
-            if started is None:
-                self.sending(method)
             return self.conn.cdp(method, params, session_id=self.session_id, timeout_s=timeout_s, abort=abort,
                                  started=started)
-        if started is None:
-            self.check_answers()
-            self.sending(method)
         crashed = self.targets.crashed
         stop = (lambda: self.raw_id in crashed or abort()) if abort else (lambda: self.raw_id in crashed)
         try:
