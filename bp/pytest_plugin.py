@@ -193,13 +193,20 @@ class Browser:
             shutil.rmtree(self.root, ignore_errors=True)
 
 
-def _pid_gone(pid):
+def _exited(proc):
+    """Whether the psutil process is gone, or a zombie: it has exited and holds nothing, but a
+    daemon's parent is init, which may take seconds to reap it (measured: ~1.7 s in a
+    firecracker VM); waiting for the reaping would only slow every test down. A zombie that is
+    the caller's own child is reaped here."""
     import psutil
 
     try:
-        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return True
+        if proc.status() != psutil.STATUS_ZOMBIE:
+            return False
+        proc.wait(0)
+    except psutil.Error:
+        pass
+    return True
 
 
 def brokers_of(home):
@@ -223,21 +230,6 @@ def stop_service(home, timeout=10.0):
     not spill into the next test. A stopped (SIGSTOP) process is continued first."""
     import psutil
 
-    def exited(proc):
-        # Gone, or a zombie: it has exited and holds nothing, but a daemon's parent is init, which
-        # may take seconds to reap it (measured: ~1.7 s in a firecracker VM). Waiting for the
-        # reaping would only slow every test down.
-        try:
-            if proc.status() != psutil.STATUS_ZOMBIE:
-                return False
-        except psutil.Error:
-            return True
-        try:
-            proc.wait(0)  # reaped here when it is the caller's own child
-        except psutil.Error:
-            pass
-        return True
-
     for proc in brokers_of(home):
         children = proc.children()
         for member in children + [proc]:
@@ -249,12 +241,12 @@ def stop_service(home, timeout=10.0):
             proc.terminate()
         except psutil.Error:
             pass
-        if not wait_until(lambda proc=proc: exited(proc), timeout, 0.01):
+        if not wait_until(lambda proc=proc: _exited(proc), timeout, 0.01):
             try:
                 proc.kill()
             except psutil.Error:
                 pass
-        wait_until(lambda children=children: all(exited(child) for child in children), timeout, 0.01)
+        wait_until(lambda children=children: all(_exited(child) for child in children), timeout, 0.01)
 
 
 class Agent:
@@ -310,9 +302,12 @@ class Agent:
         pid = self.processes().get(role)
         if pid is None:
             raise AssertionError(f"no {role} is running for {self.home}")
+        import psutil
+
+        proc = psutil.Process(pid)  # before the signal: the pid cannot be mistaken for a later process's
         os.kill(pid, signum)
         if wait and signum in (signal.SIGKILL, signal.SIGTERM):
-            assert wait_until(lambda: _pid_gone(pid), timeout=10), f"{role} {pid} survived signal {signum}"
+            assert wait_until(lambda: _exited(proc), timeout=10), f"{role} {pid} survived signal {signum}"
         return pid
 
     def kill_broker(self, signum=signal.SIGKILL, wait=True):

@@ -274,6 +274,8 @@ class Broker:
             front.close(linger=500)
             replies.close(linger=0)
             self.ctx.destroy(linger=0)
+            self._wake_read.close()
+            self._wake_write.close()  # a later stop() meets the closed socket and lets it be
 
     def _answer_crash(self, front, frames):
         if len(frames) < 3 or frames[-2] != b"":

@@ -209,7 +209,7 @@ def index_name(version):
     return f"{PRODUCT}-{version}-release-index.json"
 
 
-def make_index(version, protocol, compat, requires_python, assets, archive=None):
+def make_index(version, protocol, compat, requires_python, assets, archive_entry=None):
     cli = compat["browserPilotCli"]
     by_kind = {a["kind"]: a for a in assets}
     index = {
@@ -226,8 +226,8 @@ def make_index(version, protocol, compat, requires_python, assets, archive=None)
         "supportedPlatforms": SUPPORTED_PLATFORMS,
         "unsupportedPlatforms": UNSUPPORTED_PLATFORMS,
     }
-    if archive:
-        index["archive"] = archive  # the self-contained build: platform, packager, entry point
+    if archive_entry:
+        index["archive"] = archive_entry  # the self-contained build: platform, packager, entry point
     return index
 
 

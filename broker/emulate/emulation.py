@@ -181,8 +181,8 @@ def apply(session, settings, timeout_s, previous=None):
                                                           "uploadThroughput": -1}, timeout_s=t)
 
 
-def emulate(tab, found):
-    """`bp emulate` on the selected tab (its worker): refused on a user tab. `found`: the broker's
+def emulate(tab, emulations):
+    """`bp emulate` on the selected tab (its worker): refused on a user tab. `emulations`: the broker's
     Emulations, handed by the handler (broker/commands/emulate.py)."""
 
     broker, agent, raw, session, args = tab.broker, tab.agent, tab.raw, tab.session, tab.args
@@ -191,10 +191,10 @@ def emulate(tab, found):
         raise BPError("target_not_owned", "Emulation is only for Browser Pilot's own tabs: on a user's tab it would "
                       "change what the person sees.", context={"reason": "user_tab", "origin": "user_tab"},
                       hint="Open a tab of your own with 'bp open --new URL' and emulate there.")
-    with found.lock:  # tabs that are gone keep nothing
-        for gone in [r for r in found.by_tab if broker.browser.targets.info(r) is None]:
-            del found.by_tab[gone]
-    previous = found.get(raw) or {}
+    with emulations.lock:  # tabs that are gone keep nothing
+        for gone in [r for r in emulations.by_tab if broker.browser.targets.info(r) is None]:
+            del emulations.by_tab[gone]
+    previous = emulations.get(raw) or {}
     settings = {} if args.get("reset") else _settings(previous, args)
     session.dispatching()  # the overrides change the page from the first call on
     try:
@@ -206,9 +206,9 @@ def emulate(tab, found):
             except BPError:
                 pass
         raise
-    with found.lock:
+    with emulations.lock:
         if settings:
-            found.by_tab[raw] = settings
+            emulations.by_tab[raw] = settings
         else:
-            found.by_tab.pop(raw, None)
-    return {"targetId": agent.opaque_id(raw), "emulation": found.shown(raw) or {}}
+            emulations.by_tab.pop(raw, None)
+    return {"targetId": agent.opaque_id(raw), "emulation": emulations.shown(raw) or {}}

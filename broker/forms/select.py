@@ -20,6 +20,17 @@ from broker.forms.scroll import by_selector, in_world
 
 OPTIONS_WAIT_S = 3.0  # how long an opened widget may take to render its options
 READBACK_WAIT_S = 1.0  # how long a chosen option may take to show after the settle
+READ_AGAIN_S = 0.05
+
+def _read_until(read, done, until):
+    """read() again every READ_AGAIN_S until done(answer) or the monotonic time `until`; the last
+    answer. For a widget that answers a moment later (a framework's next tick, a server's echo)."""
+    answer = read()
+    while not done(answer) and time.monotonic() < until:
+        time.sleep(READ_AGAIN_S)
+        answer = read()
+    return answer
+
 
 def _not_dropdown():
     return BPError("invalid_argument", "The element is not a dropdown (a select, combobox or listbox).",
@@ -117,14 +128,14 @@ def select(broker, agent, raw: str, session, args: dict[str, Any], deadline: flo
         inputs._mouse(session, where["x"], where["y"], "left", 1, where["input"])
         dispatched.append("open")
         settling.navigation(session, since, deadline)
-        # The options may render a moment after the click (a framework's next tick, a fetch).
-        wait_until = min(deadline, time.monotonic() + OPTIONS_WAIT_S)
-        while True:
+
+        def options():
             found = step("find")
             check("options", found)
-            if found.get("open") or time.monotonic() >= wait_until:
-                break
-            time.sleep(0.05)
+            return found
+
+        # The options may render a moment after the click (a framework's next tick, a fetch).
+        found = _read_until(options, lambda found: found.get("open"), min(deadline, time.monotonic() + OPTIONS_WAIT_S))
     else:
         found = step("find")
         check("find", found)
@@ -159,18 +170,19 @@ def select(broker, agent, raw: str, session, args: dict[str, Any], deadline: flo
     # Read back after what the choice caused has settled: a server-driven widget (NiceGUI's
     # loopback) shows the choice only when the server's echo comes over its WebSocket, another
     # after a fetch. Without an armed settle (a caller outside the pipeline) only a navigation.
+    def left():
+        """The page the choice was made on is no longer there to read (a new document, a dialog)."""
+        return session.dialog_open() or session.loader != loader
+
     navigated = settling.end(session, deadline)["status"] == "navigated"
-    if navigated or session.dialog_open() or session.loader != loader:
+    if navigated or left():
         return evidence("unavailable", [], "navigation" if not session.dialog_open() else "dialog_opened")
-    verdict = step("verify", label=label)
     # The settle may end before the echo (the menu's own closing changes the DOM, which reads as
     # the frame's answer): a readback that does not show the choice yet is read again, briefly.
     # Only a mismatch pays this wait.
-    until = min(deadline - 0.5, time.monotonic() + READBACK_WAIT_S)
-    while (kind == "aria" and not verdict.get("gone") and verdict.get("status") != "verified"
-           and time.monotonic() < until and not session.dialog_open() and session.loader == loader):
-        time.sleep(0.05)
-        verdict = step("verify", label=label)
+    verdict = _read_until(lambda: step("verify", label=label),
+                          lambda v: kind != "aria" or v.get("gone") or v.get("status") == "verified" or left(),
+                          min(deadline - settling.OBSERVE_RESERVE_S, time.monotonic() + READBACK_WAIT_S))
     if verdict.get("gone"):
         return evidence("unavailable", [], "selection_not_exposed")
     return evidence(verdict["status"], verdict.get("selected", []), verdict.get("reason"))

@@ -43,7 +43,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, ValuesView
-from typing import TYPE_CHECKING, Any, Literal, cast, overload
+from typing import Any, Literal, cast, overload
 
 from bp import policy
 from bp.text import loads as load_event
@@ -52,9 +52,6 @@ from broker.network.console import Console, MAX_CONSOLE, MAX_ERRORS
 from broker.network.entries import JOURNALED, MAX_ENTRIES, Entry, apply_event, redact
 from broker.network.interception import Interception, Rule, glob_matcher
 from broker.policy.bounds import ALL_REQUESTS, Bounds
-
-if TYPE_CHECKING:
-    from broker.tabs.session import Workers
 
 log = logging.getLogger("broker.network")
 
@@ -106,9 +103,9 @@ SettleSink = Callable[[str, Any, Any, float], None]
 
 
 class Hub(Bounds, Interception, Console):
-    def __init__(self, rules: policy.Policy, agents: Any, browser: Any, workers: "Workers"):
+    def __init__(self, rules: policy.Policy, agents: Any, browser: Any, workers: Any):
         # Handed by the broker (broker/server.py): the person's policy, the Agents, the browser
-        # and the tab workers; Agents and Browser are described by Bounds, not imported here.
+        # and the tab workers; Agents, Browser and Workers are described by Bounds, not imported here.
         self.policy, self.agents, self.browser, self.workers = rules, agents, browser, workers
         self.lock = threading.RLock()
         self.states: dict[str, KeyState] = {}  # key -> KeyState

@@ -37,29 +37,33 @@ def activate(chromium, target):
 
 
 def side(rig, bp, title):
-    """(env, field ref, target id) of a home of `bp` holding a tab of PAGE."""
+    """(env, refs {field, plan}, target id) of a home of `bp` holding a tab of PAGE."""
     _, env = rig.home(bp=bp)
     opened = subprocess.run([bp, "open", rig.pages.page(PAGE, title=title)], env=env, capture_output=True, text=True)
     observation = json.loads(opened.stdout)
     assert len(observation["elements"]) == 50, observation
-    field = str([e["ref"] for e in observation["elements"] if e["name"] == "Field"][0])
+    refs = {role: str([e["ref"] for e in observation["elements"] if e["name"] == name][0])
+            for role, name in (("field", "Field"), ("plan", "Plan"))}
     target = [t for t, i in rig.chromium.pages().items() if i["title"] == title][0]
-    return env, field, target
+    return env, refs, target
 
 
-def rows_of(bp, env, field, label, rows, runs_into):
+def rows_of(bp, env, refs, label, rows, runs_into, index):
+    """One round of the steps; the select alternates Pro and Free, so each one changes the choice."""
+    field, plan = refs["field"], refs["plan"]
     for name, args in ((f"bp status{label}", ["status"]), (f"bp snapshot{label}", ["snapshot"]),
                        (f"bp click 1 + observation{label}", ["click", "1"]),
-                       (f"bp type {field} x + observation{label}", ["type", field, "x"])):
+                       (f"bp type FIELD x + observation{label}", ["type", field, "x"]),
+                       (f"bp select PLAN Pro|Free + observation{label}", ["select", plan, ("Pro", "Free")[index % 2]])):
         ms = timed([bp, *args], env)
         if runs_into:
             rows.setdefault(name, []).append(ms)
 
 
-def summary(samples, label, field):
+def summary(samples, label):
     base = statistics.median(samples[f"bp status{label}"])
     click = statistics.median(samples[f"bp click 1 + observation{label}"]) - base
-    typed = statistics.median(samples[f"bp type {field} x + observation{label}"]) - base
+    typed = statistics.median(samples[f"bp type FIELD x + observation{label}"]) - base
     snapshot = statistics.median(samples[f"bp snapshot{label}"])
     noop = statistics.median(samples[f"bp click 1 + observation{label}"])
     print(f"  =>{label}: click - status = {click:+.1f} ms; type - status = {typed:+.1f} ms")
@@ -73,32 +77,32 @@ def main():
     args = arguments(20, other={"help": "another tree's bp executable, measured in alternation"})
     with Rig() as rig:
         chromium = rig.chromium
-        env, field, ours = side(rig, helpers.BP, "bench-actions")
+        env, refs, ours = side(rig, helpers.BP, "bench-actions")
         if args.other:
-            other_env, other_field, theirs = side(rig, args.other, "bench-actions-other")
+            other_env, other_refs, theirs = side(rig, args.other, "bench-actions-other")
             samples = {}
             for index in range(args.runs + 1):  # the first round warms up
-                for bp, e, f, target, label in ((helpers.BP, env, field, ours, " [this tree]"),
-                                                (args.other, other_env, other_field, theirs, " [other tree]")):
+                for bp, e, r, target, label in ((helpers.BP, env, refs, ours, " [this tree]"),
+                                                (args.other, other_env, other_refs, theirs, " [other tree]")):
                     activate(chromium, target)
                     time.sleep(FRONT_SETTLE_S)
-                    rows_of(bp, e, f, label, samples, index > 0)
+                    rows_of(bp, e, r, label, samples, index > 0, index)
             print("Wall time of one action with its fresh observation (50-element page, its tab in front), "
                   "this tree and the other, interleaved:")
             median_table(samples)
-            summary(samples, " [this tree]", field)
-            summary(samples, " [other tree]", other_field)
+            summary(samples, " [this tree]")
+            summary(samples, " [other tree]")
             return
         other = chromium.new_user_tab("about:blank")  # the user's tab, in the same browser
         samples = {}
         for placement, front in (("tab in front", ours), ("another tab in front", other)):
             activate(chromium, front)
-            for _ in range(args.runs):
-                rows_of(helpers.BP, env, field, f" [{placement}]", samples, True)
+            for index in range(args.runs):
+                rows_of(helpers.BP, env, refs, f" [{placement}]", samples, True, index)
         print("Wall time of one action with its fresh observation (50-element page), interleaved:")
         median_table(samples)
         for placement in ("tab in front", "another tab in front"):
-            summary(samples, f" [{placement}]", field)
+            summary(samples, f" [{placement}]")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 task per widget kind Dash's component libraries have, on /w/<task> (source: apps/dash_app.py;
 Dash has no switch, menu or tree). Judged from what the app's callbacks recorded
 (servers.app_changes), never from bp. The kinds every library has (checkbox, radio, switch, slider,
-file upload), and the tasks Dash shares with other libraries (tabs, date picker: the same moves
+file upload), and the tasks Dash shares with other libraries (select, tabs, date picker: the same moves
 but for its roles and names), are in test_widget_kinds.py."""
 
 import pytest
@@ -11,10 +11,6 @@ from tests.realapps.widgets import Named, confirm_the_announced_code, edit_the_p
 
 pytestmark = [pytest.mark.realapps, pytest.mark.chromium]
 LIBRARY = "dash"
-
-
-def test_dropdown_plan_pro(app):
-    app.open().act("select", Named("button", "Free"), "Pro").expect(plan="Pro")
 
 
 def test_searchable_dropdown_choose_a_country(app):

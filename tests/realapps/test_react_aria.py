@@ -3,20 +3,15 @@ Agent task per widget kind the library has, on its page /library/aria (source:
 apps/components/aria.jsx). Judged from the app's own state (localStorage "state"). The library
 has no editable table cell, so no task for one. Its checkbox, radio, switch and slider are the
 "visually hidden input" pattern of issue 26. The kinds every library has (checkbox, radio, switch,
-slider, file upload), and the tasks React Aria shares with other libraries (select, menu, tabs,
-date picker, tree: the same moves but for its roles and names), are in test_widget_kinds.py."""
+slider, file upload), and the tasks React Aria shares with other libraries (select, autocomplete, menu,
+tabs, date picker, tree: the same moves but for its roles and names), are in test_widget_kinds.py."""
 
 import pytest
 
-from tests.realapps.widgets import (COUNTRY, Named, confirm_the_announced_code, rename_in_a_dialog,
-                                    type_and_select_a_country)
+from tests.realapps.widgets import COUNTRY, Named, confirm_the_announced_code, rename_in_a_dialog
 
 pytestmark = [pytest.mark.realapps, pytest.mark.chromium]
 LIBRARY = "react-aria"
-
-
-def test_combobox_type_and_select_a_country(app):
-    type_and_select_a_country(app)
 
 
 def test_combobox_type_and_click_the_listed_option(app):

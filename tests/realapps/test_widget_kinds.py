@@ -94,6 +94,7 @@ PLAN = {
     "mui": (Named("combobox", "Plan"), "pro"),
     "react-aria": (Named("button", contains="Plan"), "pro"),
     "nicegui": (Named("combobox", "Plan"), "Pro"),
+    "dash": (Named("button", "Free"), "Pro"),  # Dash's dropdown is a button named by its value
 }
 # NiceGUI: Quasar's menu entries have roles that differ with the observation's source.
 QUASAR_ENTRY = ("menuitem", "button")
@@ -132,7 +133,7 @@ def test_select_plan_pro(app, task):
     app.open().act("select", plan, "Pro").expect(plan=recorded)
 
 
-@pytest.mark.parametrize("app", ["mui", "nicegui"], indirect=True)
+@pytest.mark.parametrize("app", ["mui", "nicegui", "react-aria"], indirect=True)
 def test_autocomplete_type_and_select_a_country(app):
     type_and_select_a_country(app)
 

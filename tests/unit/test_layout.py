@@ -137,7 +137,7 @@ LAYERS = {
     "broker.trace": {"bp", "broker.files"},
     "broker.files": {"bp", "broker.observe", "broker.page"},
     "broker.emulate": {"bp", "broker.browser", "broker.records"},
-    "broker.network": {"bp", "broker.policy", "broker.tabs"},
+    "broker.network": {"bp", "broker.policy"},
     "broker.forms": {"bp", "broker.actions", "broker.observe", "broker.records"},
     "broker.actions": {"bp", "broker.observe", "broker.records"},
     "broker.waits": {"bp", "broker.actions", "broker.browser", "broker.page", "broker.policy", "broker.tabs"},
