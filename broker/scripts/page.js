@@ -298,15 +298,15 @@
     }
     // bp wait --text: only a match a person can see counts (the text of a dialog still fading
     // in, of a collapsed panel, does not).
-    // The element that holds the text at s (a form field's own value, a text node's parent or
-    // its shadow host), and the box of the text from s to e (null for a match across tree
-    // scopes, which a range cannot span).
-    function holder(s) {
-      const node = segmentAt(s).node;
+    // The element that holds the text of segment `first` (a form field's own value, a text
+    // node's parent or its shadow host), and the box of the text from s (in `first`) to e (null
+    // for a match across tree scopes, which a range cannot span).
+    function holder(first) {
+      const node = first.node;
       return node.field || node.parentElement || (node.parentNode && node.parentNode.host) || null;
     }
-    function textBox(s, e) {
-      const first = segmentAt(s), last = segmentAt(e - 1), node = first.node;
+    function textBox(first, s, e) {
+      const last = segmentAt(e - 1), node = first.node;
       if (node.field) return node.field.getBoundingClientRect();
       try {
         const range = node.ownerDocument.createRange();
@@ -316,10 +316,10 @@
       } catch (err) { return null; }
     }
     function shown(s, e) {
-      const parent = holder(s);
+      const first = segmentAt(s), parent = holder(first);
       if (!parent || (parent.checkVisibility && !parent.checkVisibility({opacityProperty: true, visibilityProperty: true})))
         return false;
-      const rect = textBox(s, e);
+      const rect = textBox(first, s, e);
       return rect !== null && rect.width > 0 && rect.height > 0;
     }
     const matches = [];
@@ -339,7 +339,7 @@
     const CONTEXT_PAD = 80, MAX_CONTEXT = 400;
     let group = null;
     const out = matches.map(([s, e], i) => {
-      const first = segmentAt(s), parent = holder(s);
+      const first = segmentAt(s), parent = holder(first);
       const from = Math.max(0, s - CONTEXT_PAD), to = Math.min(text.length, e + CONTEXT_PAD);
       let context = null, same = null;
       if (group && from < group.to && e <= group.limit) { same = group.index; group.to = Math.max(group.to, to); }
@@ -347,7 +347,7 @@
         group = {index: i + 1, from: from, to: to, limit: from + MAX_CONTEXT, item: null};
       }
       if (same === null) context = "";  // filled once its group is complete
-      const rect = textBox(s, e) || {left: 0, top: 0, width: 0, height: 0};  // across tree scopes: none
+      const rect = textBox(first, s, e) || {left: 0, top: 0, width: 0, height: 0};  // across tree scopes: none
       const style = parent ? styleOf(parent) : null;
       const visible = rect.width > 0 && rect.height > 0 && !!style && style.visibility === "visible" &&
         parseFloat(style.opacity) !== 0;
