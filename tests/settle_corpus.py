@@ -41,10 +41,6 @@ CASES = {
     # A library's next step from its own timer: the first timer's callback schedules the answer's
     # (as Bootstrap's modal shows its dialog, then moves focus in, each on a timer).
     "timer_chain": _click("setTimeout(() => setTimeout(() => show('Answer'), 200), 150)"),
-    # A request sent when the one before it answered, a moment later and with no DOM change in
-    # between (Dash sends a field's queued callback when the previous one returned).
-    "fetch_after_fetch": _click("fetch('/api?wait=100').then(r => r.json()).then(() => setTimeout(() => "
-                                "fetch('/api?wait=100').then(r => r.json()).then(() => show('Answer')), 20))"),
     # A poll the click starts, re-arming itself for ever: awaited two levels deep, then not.
     "timer_poll": _click("show('Answer'); (function poll() { setTimeout(poll, 100); })()"),
     "fetch_100ms": _click("fetch('/api?wait=100').then(r => r.json()).then(() => show('Answer'))"),

@@ -14,9 +14,6 @@ What counts as caused, and how it is seen:
   broker/network/journal.py Hub.watch), except WebSocket, EventSource and beacons (they stay
   open or need no answer) and requests still open REQUEST_BOUND_S after they started: those are
   reported as pending, never awaited;
-- after a caused request ends, the page's handling of its answer: the settle asks the page
-  again at least QUIET_S after the end, so a request that handling starts (a queued callback sent
-  when the previous one answered, with no DOM change) is seen and awaited;
 - timers (setTimeout up to TIMER_MAX_MS) and animation frames the page scheduled while the input
   was being dispatched, and the timers that a caused timer's callback schedules, two levels deep
   (a library's next step: Bootstrap's modal shows its dialog when the backdrop's timer fires, and
@@ -510,7 +507,6 @@ class Settle:
         end = min(self.started + self.max_s, deadline - OBSERVE_RESERVE_S)
         grace_until = time.monotonic() + DEBOUNCE_GRACE_S if debounce and state.get("debounced") else None
         caused = False
-        asked = first_look  # when the page state in hand was asked for
         answered, mutations_at_frame = 0, None  # sent WebSocket frames answered by a DOM change so far
         while True:
             now = time.monotonic()
@@ -537,12 +533,7 @@ class Settle:
                 caused = True
             in_grace = grace_until is not None and now < grace_until and not caused
             quiet = not mutations or state.get("quietMs", 0) >= QUIET_S * 1000
-            # A caused request that ended lately: the page handles its answer in a task of its own,
-            # which may start the next request (Dash sends a field's queued callback only when the
-            # previous one answered) and changes no DOM. The page must be asked QUIET_S after the end.
-            ended = requests.last_end if requests else None
-            answering = ended is not None and asked - ended < QUIET_S
-            if not (awaited or timers or motion or unanswered or in_grace or answering) and quiet:
+            if not (awaited or timers or motion or unanswered or in_grace) and quiet:
                 if overdue:
                     return self._done("capped", _pending(overdue, requests))
                 if self.after_load and not self.waited:
@@ -553,7 +544,6 @@ class Settle:
                                                      frames=len(unanswered), dom=not quiet, motion=motion))
             time.sleep(POLL_S)
             self.waited = True
-            asked = time.monotonic()
             polled = self._poll()
             if polled is None and session.loader == self.loader and not session.dialog_open():
                 polled = state  # the tracker is gone (it could not start): requests alone decide
