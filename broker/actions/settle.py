@@ -57,7 +57,8 @@ from urllib.parse import urlsplit
 from bp.errors import BPError
 
 QUIET_S = 0.05  # the DOM unchanged this long after its last change (and nothing pending): settled
-POLL_S = 0.025
+POLL_S = 0.025  # the broker's look again at what only it sees (requests, frames), or a hidden page
+LOOK_MS = 250  # one in-page look waits at most this long for the page's own causes to end
 TIMER_MAX_MS = 1000  # a longer setTimeout is a poll or a clock, not the action's answer
 TIMER_SLACK_MS = 50  # a wrapped timer not fired this long past its due time was cleared (a debounce)
 MOTION_MAX_MS = 1000  # a longer animation is a decoration, not the action's answer
@@ -78,7 +79,7 @@ IGNORED_TYPES = frozenset({"websocket", "eventsource", "ping", "cspviolationrepo
 
 # Runs in the page's own world (the timers to wrap are the page's); the tracker is reached by its
 # object id only, never by a global name. performance.now() is the page's clock.
-ARM = """(function (timerMax, frameWait, slack, motionMax) {
+ARM = """(function (timerMax, frameWait, slack, motionMax, quietWindow) {
   const w = window, ST = w.setTimeout, RAF = w.requestAnimationFrame, MC = w.MessageChannel, MO = w.MutationObserver;
   const now = () => performance.now();
   const t = {armed: true, timers: [], mutations: 0, last: 0, observers: [], t0: now()};
@@ -152,7 +153,9 @@ ARM = """(function (timerMax, frameWait, slack, motionMax) {
         rec.fired = true;
         const outer = level;
         level = mine;
-        try { return fn.apply(this, args); } finally { level = outer; }
+        // A look right after a caused timer's callback: its DOM change counts as seen, so the
+        // next frame with no further change ends the settle (as for a change the input made).
+        try { return fn.apply(this, args); } finally { level = outer; if (t.observers.length) { takeAll(); looked = t.mutations; } }
       }, delay);
     }
     return ST.apply(w, arguments);
@@ -182,20 +185,50 @@ ARM = """(function (timerMax, frameWait, slack, motionMax) {
     if (MP && MP.postMessage === posting) MP.postMessage = PM;
     if (w.postMessage === windowPosting) w.postMessage = WPM;
   };
+  const takeAll = () => { for (const o of t.observers) { const r = o.takeRecords(); if (r.length) count(r); } };
   t.poll = () => {
-    for (const o of t.observers) { const r = o.takeRecords(); if (r.length) count(r); }
+    takeAll();
     const n = now();
     let timers = 0, frames = 0;
     for (const r of t.timers) if (!r.fired && n < r.due + slack) { if (r.frame) frames++; else timers++; }
     return {mutations: t.mutations, quietMs: t.mutations ? n - t.last : n - t.t0, timers: timers, frames: frames,
-      motion: moving(n), debounced: t.debounced};
+      motion: moving(n), debounced: t.debounced, hidden: document.hidden};
   };
-  t.first = () => {
+  // The settle's end, pushed by the page: resolves as soon as nothing the action caused is pending
+  // in the page (timers, frames, motion) and either nothing changed, or a rendering frame has
+  // passed with no DOM change since the last look ("frame"), or the DOM has been quiet for
+  // quietWindow ms ("quiet_window": what ends it where frames are few, a tab behind another).
+  // At most maxMs, then the broker looks at what it alone sees (requests, WebSocket frames) and
+  // asks again. A hidden document draws no frames and throttles timers: it answers at once, and
+  // the broker polls it (endedBy absent).
+  let looked = 0;  // the DOM change count at the last look
+  t.settle = (maxMs) => new Promise((resolve) => {
+    const started = now();
+    let round = 0, ticks = 0;
+    const check = (by, at) => {
+      if (at !== round) return;  // the other of this round's two wake-ups came first
+      round++;
+      const p = t.poll(), fresh = t.mutations !== looked;
+      looked = t.mutations;
+      p.ticks = ticks;
+      if (!(p.timers || p.frames || p.motion)) {
+        if (!p.mutations) return resolve(Object.assign(p, {endedBy: "nothing_caused"}));
+        if (by === "frame" && !fresh) return resolve(Object.assign(p, {endedBy: "frame"}));
+        if (p.quietMs >= quietWindow) return resolve(Object.assign(p, {endedBy: "quiet_window"}));
+      }
+      if (document.hidden || now() - started >= maxMs) return resolve(p);
+      const mine = round;
+      if (typeof RAF === "function") RAF.call(w, () => { ticks++; check("frame", mine); });
+      ST.call(w, () => check(null, mine), Math.max(1, Math.min(quietWindow, maxMs - (now() - started))));
+    };
+    check(null, 0);
+  });
+  t.first = (maxMs) => {
     t.disarm();
     // A render a framework scheduled with postMessage (React's scheduler) runs before the first
     // look: one task turn, only then (in a page in front it may wait for a frame to be drawn).
-    if (!t.posted || typeof MC !== "function") return Object.assign(t.poll(), {posted: false});
-    return new Promise((resolve) => { const c = new MC(); c.port1.onmessage = () => resolve(t.poll()); c.port2.postMessage(0); });
+    if (!t.posted || typeof MC !== "function") return t.settle(maxMs).then((p) => Object.assign(p, {posted: false}));
+    return new Promise((resolve) => { const c = new MC(); c.port1.onmessage = () => resolve(t.settle(maxMs)); c.port2.postMessage(0); });
   };
   t.stop = () => {
     t.disarm();
@@ -353,7 +386,7 @@ class Settle:
         self.after_load = requests is not None  # bp open's settle (after_load)
         if session.dialog_open():
             return
-        arm = {"expression": f"{ARM}({TIMER_MAX_MS}, {FRAME_WAIT_MS}, {TIMER_SLACK_MS}, {MOTION_MAX_MS})", "returnByValue": False,
+        arm = {"expression": f"{ARM}({TIMER_MAX_MS}, {FRAME_WAIT_MS}, {TIMER_SLACK_MS}, {MOTION_MAX_MS}, {int(QUIET_S * 1000)})", "returnByValue": False,
                "silent": True}
         try:
             # Not waited for here: a caller overlaps it with its own checks (scripts run in the order
@@ -379,30 +412,38 @@ class Settle:
                 self._tracker = None
         return self._tracker
 
-    def _poll_params(self, first):
-        return {"objectId": self.tracker, "functionDeclaration": "function () { return this.first ? "
-                + ("this.first()" if first else "this.poll()") + " : null; }",
-                "returnByValue": True, "awaitPromise": first, "silent": True}
+    def _poll_params(self, first, wait_ms=LOOK_MS):
+        """The tracker's look: first(ms) at the first (disarms it), settle(ms) later; each answers
+        when the page's own causes have ended, or after ms (see ARM)."""
+        return {"objectId": self.tracker, "functionDeclaration": "function (ms) { return this.first ? "
+                + ("this.first(ms)" if first else "this.settle(ms)") + " : null; }",
+                "arguments": [{"value": int(wait_ms)}], "returnByValue": True, "awaitPromise": True, "silent": True}
 
-    def _poll(self, first=False):
-        """The tracker's {mutations, quietMs, timers, frames}, or None (a new document, a dialog)."""
+    def _poll(self, first=False, wait_ms=0):
+        """The tracker's {mutations, quietMs, timers, frames, motion, endedBy?}, or None (a new
+        document, a dialog)."""
         if self.tracker is None or self.session.dialog_open():
             return None
         try:
-            reply = self.session.call("Runtime.callFunctionOn", self._poll_params(first), timeout_s=5.0,
-                                      abort=self.session.dialog_open)
+            reply = self.session.call("Runtime.callFunctionOn", self._poll_params(first, wait_ms),
+                                      timeout_s=5.0 + wait_ms / 1000.0, abort=self.session.dialog_open)
         except BPError:
             return None
         return ((reply or {}).get("result") or {}).get("value")
 
-    def _first_look(self, peek):
+    def _first_wait_ms(self, deadline):
+        """How long the first look may wait in the page: LOOK_MS, within the settle's bound."""
+        end = min(self.started + self.max_s, deadline - OBSERVE_RESERVE_S)
+        return max(0.0, min(LOOK_MS, (end - time.monotonic()) * 1000))
+
+    def _first_look(self, peek, wait_ms):
         """The first poll, and the caller's read (peek(): a sent script with answer() and drop())
         sent right behind it, so that a settle that ends at its first look costs one round trip
         for both. (state or None, the read or None)."""
         if peek is None or self.tracker is None or self.session.dialog_open():
-            return self._poll(first=True), None
+            return self._poll(first=True, wait_ms=wait_ms), None
         try:
-            sent = self.session.call_later("Runtime.callFunctionOn", self._poll_params(True))
+            sent = self.session.call_later("Runtime.callFunctionOn", self._poll_params(True, wait_ms))
         except BPError:
             return None, None
         try:
@@ -410,7 +451,7 @@ class Settle:
         except BPError:
             ahead = None  # the caller reads again itself, and meets the same error there
         try:
-            reply = sent.result(timeout_s=5.0, abort=self.session.dialog_open)
+            reply = sent.result(timeout_s=5.0 + wait_ms / 1000.0, abort=self.session.dialog_open)
         except BPError:
             reply = None
         return ((reply or {}).get("result") or {}).get("value"), ahead
@@ -450,8 +491,8 @@ class Settle:
             lambda m, p: m in NAVIGATION_STARTS and (p.get("frameId") or (p.get("frame") or {}).get("id"))
             == session.frame_id and not (p.get("frame") or {}).get("parentId"), self.since, 0) is not None
 
-    def _done(self, status, pending=None):
-        record = {"status": status, "waitedMs": int((time.monotonic() - self.started) * 1000)}
+    def _done(self, status, ended_by, pending=None):
+        record = {"status": status, "waitedMs": int((time.monotonic() - self.started) * 1000), "endedBy": ended_by}
         if pending:
             record["pending"] = pending
         self.record = record
@@ -471,7 +512,7 @@ class Settle:
 
     def abandon(self):
         """Disarm without waiting (the action failed before dispatch, or armed again)."""
-        self.record = self.record or {"status": "quiet", "waitedMs": 0}
+        self.record = self.record or {"status": "quiet", "waitedMs": 0, "endedBy": "nothing_caused"}
         self.drop_ahead()
         self._stop()
 
@@ -479,7 +520,8 @@ class Settle:
         self.started = time.monotonic()  # waitedMs counts from the end of the dispatch
         # The first look is one round trip through the renderer (and one task turn of the page):
         # every event the input caused is here after it, a navigation's start included.
-        state, ahead = self._first_look(peek) if self.tracker is not None else (None, None)
+        state, ahead = self._first_look(peek, self._first_wait_ms(deadline)) if self.tracker is not None \
+            else (None, None)
         if ahead is not None:
             try:
                 record = self._settle(deadline, debounce, state)
@@ -489,7 +531,8 @@ class Settle:
             # What was read behind the first look is the page after the action only if nothing
             # ran in between: the settle ended there, quiet, and the page had no render pending
             # (a posted message is one more task turn, which the read may have overtaken).
-            if record["status"] == "quiet" and not self.waited and state and state.get("posted") is False:
+            if record["status"] == "quiet" and not self.waited and state and state.get("posted") is False \
+                    and not state.get("ticks"):
                 self.ahead = ahead
             else:
                 ahead.drop()
@@ -500,9 +543,9 @@ class Settle:
         session, requests = self.session, self.requests
         first_look = time.monotonic()  # frames sent before this are the dispatch's own
         if navigation(session, self.since, deadline, self.loader, round_trip=state is None):
-            return self._done("navigated")
+            return self._done("navigated", "navigation")
         if session.dialog_open():
-            return self._done("settled")
+            return self._done("settled", "dialog")
         state = state or {}
         end = min(self.started + self.max_s, deadline - OBSERVE_RESERVE_S)
         grace_until = time.monotonic() + DEBOUNCE_GRACE_S if debounce and state.get("debounced") else None
@@ -511,9 +554,9 @@ class Settle:
         while True:
             now = time.monotonic()
             if self._navigation_started() and navigation(session, self.since, deadline, self.loader):
-                return self._done("navigated")
+                return self._done("navigated", "navigation")
             if session.dialog_open():
-                return self._done("settled")
+                return self._done("settled", "dialog")
             awaited, overdue = requests.pending(now) if requests else ([], [])
             mutations = state.get("mutations", 0)
             if "mutations" in state:
@@ -532,19 +575,34 @@ class Settle:
             if mutations or timers or motion or awaited or overdue or frames or (requests and requests.started):
                 caused = True
             in_grace = grace_until is not None and now < grace_until and not caused
-            quiet = not mutations or state.get("quietMs", 0) >= QUIET_S * 1000
-            if not (awaited or timers or motion or unanswered or in_grace) and quiet:
+            # The page said its DOM is done: a frame drawn with no change since the last look, or
+            # (few frames: a tab behind another; or a hidden one, polled) the quiet window.
+            ended_by = state.get("endedBy")
+            if ended_by is None and mutations and state.get("quietMs", 0) >= QUIET_S * 1000:
+                ended_by = "quiet_window"
+            quiet = not mutations or ended_by in ("frame", "quiet_window")
+            broker_side = awaited or unanswered or in_grace  # what only the broker sees
+            if not (broker_side or timers or motion) and quiet:
                 if overdue:
-                    return self._done("capped", _pending(overdue, requests))
+                    return self._done("capped", "cap", _pending(overdue, requests))
                 if self.after_load and not self.waited:
                     caused = False  # the load's own requests, all done by the first look: nothing to wait for
-                return self._done("settled" if caused else "quiet")
+                if not caused:
+                    return self._done("quiet", "nothing_caused")
+                return self._done("settled", ended_by if mutations else "nothing_pending")
             if now >= end:
-                return self._done("capped", _pending(awaited + overdue, requests, timers=timers,
-                                                     frames=len(unanswered), dom=not quiet, motion=motion))
-            time.sleep(POLL_S)
+                return self._done("capped", "cap", _pending(awaited + overdue, requests, timers=timers,
+                                                            frames=len(unanswered), dom=not quiet, motion=motion))
+            left_ms = max(1.0, (end - now) * 1000)
+            if broker_side or state.get("hidden") or "endedBy" not in state and "ticks" not in state:
+                # Requests, WebSocket frames or a debounce grace the page cannot see, or a page
+                # that does not push (hidden): look again after a short sleep.
+                time.sleep(POLL_S)
+                wait_ms = min(POLL_S * 1000, left_ms) if not state.get("hidden") else 0
+            else:
+                wait_ms = min(LOOK_MS, left_ms)  # the page answers when its own causes end
             self.waited = True
-            polled = self._poll()
+            polled = self._poll(wait_ms=wait_ms)
             if polled is None and session.loader == self.loader and not session.dialog_open():
                 polled = state  # the tracker is gone (it could not start): requests alone decide
             state = polled or {}
@@ -604,7 +662,8 @@ def end(session, deadline, debounce=False, peek=None):
     armed = getattr(session, "settling", None)
     if armed is None:
         navigated = navigation(session, session.mark(), deadline)
-        return {"status": "navigated" if navigated else "quiet", "waitedMs": 0}
+        return {"status": "navigated" if navigated else "quiet", "waitedMs": 0,
+                "endedBy": "navigation" if navigated else "nothing_caused"}
     if armed.record is None:
         return armed.wait(deadline, debounce, peek)
     return armed.record

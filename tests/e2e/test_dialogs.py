@@ -49,7 +49,8 @@ def test_alert_is_pending_until_accepted(home, connected, pages):
     assert blocked.json["context"]["dialogId"] == opened["dialogId"]
     answered = ok(home, connected, "dialog", opened["dialogId"], "--accept")
     assert answered == {"ok": True, "dialogId": opened["dialogId"], "action": "accept",
-                        "settle": {"status": "quiet", "waitedMs": answered["settle"]["waitedMs"]}}
+                        "settle": {"status": "quiet", "waitedMs": answered["settle"]["waitedMs"],
+                                   "endedBy": "nothing_caused"}}
     assert ok(home, connected, "dialogs")["dialogs"] == []
     assert evaluate(home, connected, "document.title") == "after-alert"
     # Answered once: the id is gone.
