@@ -38,14 +38,18 @@ What counts as caused, and how it is seen:
   later in the settle (a heartbeat, a ticker) has none of them awaited;
 - a dialog (answers at once: the page is blocked), a popup, a download (effects, not waited for).
 
-The answer comes as soon as nothing caused is pending and the DOM has been quiet for QUIET_S
-since its last change; an action whose first poll shows no change and nothing pending answers at
-once (status "quiet"). Debounced fields get a grace (DEBOUNCE_GRACE_S): text typed into a search
+The answer comes as soon as nothing caused is pending and the page has drawn a rendering frame
+with no DOM change since the last look (endedBy "frame"): the page says so itself, in the one
+awaited call of the tracker (ARM's settle()), so a synchronous change answers within one frame.
+Where frames are few (a tab behind another) the DOM unchanged for QUIET_S ends it instead
+("quiet_window"), and a hidden document, which draws none and throttles timers, is polled by the
+broker under the same window. An action whose first look shows no change and nothing pending
+answers at once (status "quiet", "nothing_caused"). Debounced fields get a grace (DEBOUNCE_GRACE_S): text typed into a search
 box, a combobox or a field with a suggestion list, with nothing else pending, waits that long for
 a request or a DOM change to start (a debounce whose timer the wrapper did not see: a library that
 kept its own setTimeout reference). Figures: tests/bench/bench_settle.py.
 
-The record: {"status": settled|quiet|capped|navigated, "waitedMs": n, "pending": {...}} — pending
+The record: {"status": settled|quiet|capped|navigated, "waitedMs": n, "endedBy": rule, "pending": {...}} — pending
 only when capped: counts per kind and up to PENDING_URLS redacted URLs (origin and path).
 """
 
@@ -412,14 +416,14 @@ class Settle:
                 self._tracker = None
         return self._tracker
 
-    def _poll_params(self, first, wait_ms=LOOK_MS):
+    def _poll_params(self, first, wait_ms: float = LOOK_MS):
         """The tracker's look: first(ms) at the first (disarms it), settle(ms) later; each answers
         when the page's own causes have ended, or after ms (see ARM)."""
         return {"objectId": self.tracker, "functionDeclaration": "function (ms) { return this.first ? "
                 + ("this.first(ms)" if first else "this.settle(ms)") + " : null; }",
                 "arguments": [{"value": int(wait_ms)}], "returnByValue": True, "awaitPromise": True, "silent": True}
 
-    def _poll(self, first=False, wait_ms=0):
+    def _poll(self, first=False, wait_ms: float = 0):
         """The tracker's {mutations, quietMs, timers, frames, motion, endedBy?}, or None (a new
         document, a dialog)."""
         if self.tracker is None or self.session.dialog_open():

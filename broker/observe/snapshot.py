@@ -385,6 +385,7 @@ def observe(broker, agent, raw, session, limit, timeout_s=15.0, diff=False, grep
     walk_limit = MAX_LIMIT if searching or frame is not None else limit
     opts = {"limit": walk_limit, "key": world_key(agent.key), "bound": settings.current().max_refs, "diff": bool(diff),
             "disabled": bool(disabled), "lead": lead is not None and not searching and frame is None}
+    ax.ask_since(opts, agent.tab(raw).ref_table, session)
     table, result = _walk_top(broker, agent, raw, session, opts, timeout_s)
     obs = Observation(broker.browser.generation, raw, session, table.loader, table.context_id, 0, table)
     obs.frame = frame.frame_id if frame is not None else None
@@ -412,9 +413,13 @@ def observe(broker, agent, raw, session, limit, timeout_s=15.0, diff=False, grep
     if len(rows) > (walk_limit if searching else limit):
         del rows[walk_limit if searching else limit:]
         reasons.add("element_limit")
+    fused_since = {}
     for element, _ in rows:
         element.pop("d", None)  # the walker's inline-document tag: not part of the element
         element.pop("c", None)  # and its "changed since the last observation" mark
+        stamp = element.pop("x", None)  # the latest change that can have touched its facts (ax.py)
+        if stamp is not None:
+            fused_since[id(element)] = stamp
     if acc["omitted"]:
         hints.append({"code": "frames_omitted", "source": "observation", "confidence": "strong",
                       "recommendedAction": "inspect_visually", "count": acc["omitted"]})
@@ -427,11 +432,11 @@ def observe(broker, agent, raw, session, limit, timeout_s=15.0, diff=False, grep
         out["profileContextId"] = profile[0]
     # Role, name and states as Chromium's accessibility engine gives them (broker/observe/ax.py).
     fused = set()
-    ax.annotate(table, rows, opts["key"], fused)
+    ax.annotate(table, rows, opts["key"], fused, fused_since)
     matches = None
     if searching:
         rows, matches = _grep(rows, grep, role, limit, reasons)
-        ax.annotate(table, rows, opts["key"], fused)
+        ax.annotate(table, rows, opts["key"], fused, fused_since)
     out["elements"] = [element for element, _ in rows]
     if acc["disabledCount"]:
         # Disabled controls are not actionable refs, but "no Save button" and "Save is disabled"

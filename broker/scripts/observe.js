@@ -262,7 +262,28 @@
   // It also marks each changed element with the count of its change (an added subtree's root, an
   // element whose attribute or text changed), so that an action's answer can lead with what the
   // action changed (opts.lead) and not leave a menu it opened past the element limit.
-  const watched = store.mutations || (store.mutations = {count: 0, docs: new WeakSet(), marks: new WeakMap()});
+  const watched = store.mutations || (store.mutations = {count: 0, docs: new WeakSet(), marks: new WeakMap(),
+    log: [], floor: 0});
+  // The accessibility facts' own log: which node each recent change touched, and how (an added
+  // subtree, a changed child list, text, an attribute), so that a change of the page keeps the
+  // engine's facts of every element it cannot have touched (axSince below). A change that can
+  // rename anything (an id, a label's target, a style sheet) raises the floor: all are asked again.
+  const GLOBAL_ATTRIBUTES = new Set(["id", "for", "aria-owns", "aria-activedescendant"]);
+  const LOG_MAX = 400;
+  function logged(node, n, kind) {
+    if (!node) return;
+    if (node.nodeType !== 1) node = node.parentElement;
+    if (!node) return;
+    if (node.localName === "style" || node.localName === "link" || (node.closest && node.closest("head"))) {
+      watched.floor = n;
+      return;
+    }
+    watched.log.push({n: n, node: node, kind: kind});
+    if (watched.log.length > LOG_MAX) {
+      const dropped = watched.log.splice(0, LOG_MAX / 2);
+      watched.floor = Math.max(watched.floor, dropped[dropped.length - 1].n);
+    }
+  }
   const OWN_ATTRIBUTE = "data-browser-pilot-readback";  // resolve.js's own mark: not the page's change
   function marked(node, n) {
     const el = node && (node.nodeType === 1 ? node : node.parentElement);
@@ -274,6 +295,14 @@
     new MutationObserver((records) => {
       const n = ++watched.count;
       for (const r of records) {
+        if (r.type === "childList") {
+          logged(r.target, n, "kids");
+          for (const added of r.addedNodes) logged(added, n, "add");
+        } else if (r.type === "characterData") logged(r.target, n, "kids");
+        else if (r.attributeName !== OWN_ATTRIBUTE) {
+          if (GLOBAL_ATTRIBUTES.has(r.attributeName)) watched.floor = n;
+          else logged(r.target, n, "attr");
+        }
         if (r.type === "childList") for (const added of r.addedNodes) marked(added, n);
         // The root or body restyled (Bootstrap's modal-open): not a change of all it holds.
         else if (r.attributeName !== OWN_ATTRIBUTE && r.target !== r.target.ownerDocument.documentElement &&
@@ -555,6 +584,36 @@
     }
   }
   if (!opts.register) addContexts();
+
+  // For the broker's cache of the engine's facts (broker/observe/ax.py): each listed element's
+  // `x`, the count of the latest change since opts.axSince that can have touched what the engine
+  // says of it — itself, what it holds, its ancestors' attributes, its labels — or the floor.
+  if (typeof opts.axSince === "number" && !opts.register) {
+    const recent = watched.log.filter((entry) => entry.n > opts.axSince && entry.node.isConnected);
+    const floor = watched.floor > opts.axSince ? watched.floor : 0;
+    const limit = Math.min(out.length, opts.axCount || 0);
+    for (let i = 0; i < limit; i++) {
+      const el = outEls[i];
+      if (!el) continue;
+      let x = floor;
+      if (recent.length) {
+        const sources = [el];
+        for (const label of labelsOf(el)) sources.push(label);
+        for (const attr of ["aria-labelledby", "aria-describedby"]) {
+          const ids = el.getAttribute(attr);
+          if (ids) for (const id of ids.split(/\s+/)) { const t = id && byId(el, id); if (t) sources.push(t); }
+        }
+        for (let k = recent.length - 1; k >= 0; k--) {
+          const entry = recent[k];
+          if (entry.n <= x) break;
+          const m = entry.node;
+          if (sources.some((source) => source.contains(m)) ||
+              (entry.kind !== "kids" && m.contains(el))) { x = entry.n; break; }
+        }
+      }
+      out[i].x = x;
+    }
+  }
 
   // --diff: which reported fields of the elements this table already held changed since they
   // were last observed (identity is the node: an identical-looking replacement has a new number).

@@ -38,6 +38,20 @@ FETCHING = ("<script>let n = 0; function go() { n++; const k = n; fetch('/slow?w
             + "".join(f"<button>Filler {i}</button>" for i in range(20))
             + "<button onclick='go()'>Fetch</button><div id=out></div>")
 
+# Issue 37: the steps Agents take, each a click whose answer renames a button ("Sync 3" after the
+# third Sync click): at once, after a 40 ms timer, in a render scheduled through MessageChannel
+# (React's scheduler), or not at all (Noop). Is the answer in the step's own observation?
+STEPS = ("<script>const n = {}; function answer(kind) { n[kind] = (n[kind] || 0) + 1;"
+         " document.getElementById(kind + '-out').textContent = kind + ' ' + n[kind]; }</script>"
+         + "".join(f"<button>Filler {i}</button>" for i in range(20))
+         + "<button>Noop</button>"
+         + "<button onclick=\"answer('Sync')\">Sync</button><button id=Sync-out>Sync 0</button>"
+         + "<button onclick=\"setTimeout(() => answer('Timer'), 40)\">Timer</button><button id=Timer-out>Timer 0</button>"
+         + "<button onclick=\"const c = new MessageChannel(); c.port1.onmessage = () => answer('Render');"
+           " c.port2.postMessage(0)\">Render</button><button id=Render-out>Render 0</button>")
+STEP_KINDS = {"Noop": "click that changes nothing", "Sync": "synchronous DOM change",
+              "Timer": "change after a 40 ms timer", "Render": "render scheduled through MessageChannel"}
+
 
 def run(args, env, capture=False):
     started = time.perf_counter()
@@ -119,6 +133,7 @@ def main():
         home, env = rig.home(connect=False)
         form, big = pages.page(FORM, title="form50"), pages.page(BIG, title="big10k")
         fetching = pages.page(FETCHING, title="fetching")
+        steps_page = pages.page(STEPS, title="steps")
         peer = None
         try:
             try:
@@ -126,6 +141,7 @@ def main():
                 peer("form", "open", form)
                 peer("big", "open", big)
                 peer("fetching", "open", fetching)
+                peer("steps", "open", steps_page)
             except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
                 print(f"agent-browser not measured: {exc}")
                 peer = None
@@ -133,11 +149,17 @@ def main():
             subprocess.run([helpers.BP, "open", "--new", big], env=env, stdout=subprocess.DEVNULL, check=True)
             subprocess.run([helpers.BP, "open", "--new", fetching], env=env, stdout=subprocess.DEVNULL, check=True)
             bp_fetch = bp_ref(env, "Fetch")
+            subprocess.run([helpers.BP, "open", "--new", steps_page], env=env, stdout=subprocess.DEVNULL, check=True)
+            bp_steps = {kind: bp_ref(env, kind) for kind in STEP_KINDS}
             subprocess.run([helpers.BP, "open", "--new", form], env=env, stdout=subprocess.DEVNULL, check=True)
             tabs = json.loads(subprocess.run([helpers.BP, "tabs"], env=env, capture_output=True, text=True).stdout)["tabs"]
             form_tab = str([t["index"] for t in tabs if t["url"].endswith("title=form50")][0])
             big_tab = str([t["index"] for t in tabs if t["url"].endswith("title=big10k")][0])
             fetch_tab = str([t["index"] for t in tabs if t["url"].endswith("title=fetching")][0])
+            steps_tab = str([t["index"] for t in tabs if t["url"].endswith("title=steps")][0])
+            step_clicks = {side: {kind: 0 for kind in STEP_KINDS} for side in ("peer", "bp")}
+            step_shown = {side: {kind: 0 for kind in STEP_KINDS} for side in ("peer", "bp")}
+            step_rows = {kind: {"peer": [], "bp": []} for kind in STEP_KINDS}
             answered = {"peer": 0, "bp": 0}  # fetch-caused steps whose own observation shows the answer
             clicks = {"peer": 0, "bp": 0}
             bp_button = bp_ref(env, "Btn 3")
@@ -173,6 +195,21 @@ def main():
                         sample[("the same step with another tab in front", "peer")] = click + observe
                         urllib.request.urlopen(f"http://127.0.0.1:{port}/json/close/{front}", timeout=10).read()
                     sample[("snapshot, 10,000 elements, all listed", "peer")] = peer("big", "snapshot", "-i")[0]
+                for kind in STEP_KINDS:
+                    if peer:
+                        ref = peer.ref("steps", kind)
+                        click, _ = peer("steps", "click", ref)
+                        observe, out = peer("steps", "snapshot", "-i", capture=True)
+                        step_clicks["peer"][kind] += kind != "Noop"
+                        step_shown["peer"][kind] += f'"{kind} {step_clicks["peer"][kind]}"' in (out or "")
+                        if index:
+                            step_rows[kind]["peer"].append(click + observe)
+                    subprocess.run([helpers.BP, "tab", steps_tab], env=env, stdout=subprocess.DEVNULL)
+                    ms, out = run([helpers.BP, "click", bp_steps[kind]], env, capture=True)
+                    step_clicks["bp"][kind] += kind != "Noop"
+                    step_shown["bp"][kind] += f'"{kind} {step_clicks["bp"][kind]}"' in (out or "")
+                    if index:
+                        step_rows[kind]["bp"].append(ms)
                 step = "fetch-caused step: click + observation (answer after 400 ms)"
                 if peer:
                     ref = peer.ref("fetching", "Fetch")
@@ -206,6 +243,18 @@ def main():
                     left = f"floor {theirs:,.0f} ms" if theirs else "—"
                     ratio = f"{ours - theirs:+.0f} ms" if ours and theirs else "—"
                 print(f"| {row} | {left} | {ours:,.0f} ms | {ratio} |")
+            print()
+            print("The steps Agents take (issue 37): bp click with its observation against the peer's click +"
+                  " snapshot -i; 'shown' counts the steps whose own observation showed the answer")
+            print(f"| step | {who} | Browser Pilot | ratio | shown (peer / bp) |")
+            print("|---|---|---|---|---|")
+            for kind, label in STEP_KINDS.items():
+                ours = statistics.median(step_rows[kind]["bp"])
+                theirs = statistics.median(step_rows[kind]["peer"]) if step_rows[kind]["peer"] else None
+                ratio = f"{ours / theirs:.2f}×" if theirs else "—"
+                shown = "—" if kind == "Noop" else (f"{step_shown['peer'][kind]}/{step_clicks['peer'][kind]} / "
+                                                    f"{step_shown['bp'][kind]}/{step_clicks['bp'][kind]}")
+                print(f"| {label} | {f'{theirs:,.0f} ms' if theirs else '—'} | {ours:,.0f} ms | {ratio} | {shown} |")
             fg = statistics.median(rows["Agent step: click + fresh observation, 50-element page"]["bp"])
             bg = statistics.median(rows["the same step with another tab in front"]["bp"])
             print(f"Browser Pilot background-tab step / foreground step: {bg / fg:.2f}")

@@ -299,3 +299,42 @@ def test_tree_grid_rows_are_offered_as_rows(home, connected, pages):
     assert report["level"] == 2
     clicked = bp(home, "click", str(report["ref"]), env=connected)
     assert clicked.rc == 0 and clicked.json["title"] == "picked", clicked
+
+
+# Issue 37: a change of the page keeps the engine's facts of every element it cannot have
+# touched, and asks again for those it can: the element itself, what it holds, an ancestor's
+# attributes, its label, what its aria-labelledby names, and anything after an id changes.
+TOUCHED = """
+<p id=status>idle</p>
+<button id=menu aria-expanded=false onclick="this.setAttribute('aria-expanded', 'true')">Menu</button>
+<label for=email id=email-label>Email</label><input id=email>
+<button onclick="document.getElementById('email-label').textContent = 'Work email'">Rename label</button>
+<span id=caption>Volume</span><input type=range aria-labelledby=caption>
+<button onclick="document.getElementById('caption').textContent = 'Loudness'">Rename caption</button>
+<div id=group><button id=inner>Inner</button></div>
+<button onclick="document.getElementById('group').setAttribute('aria-hidden', 'true')">Hide group</button>
+<button id=icon onclick="this.querySelector('span').textContent = 'Saved'"><span>Save</span></button>
+<span id=tip-a>First tip</span><span id=tip-b>Second tip</span>
+<button id=described aria-describedby=tip-a>Described</button>
+<button onclick="document.getElementById('tip-a').id = 'tip-old'; document.getElementById('tip-b').id = 'tip-a'">Swap tips</button>
+<button onclick="document.getElementById('status').textContent = 'changed ' + Date.now()">Touch status</button>
+"""
+
+
+def test_a_change_asks_the_engine_again_only_about_what_it_can_have_touched(home, connected, pages):
+    observation = opened(home, connected, pages.page(TOUCHED))
+    names = lambda obs: {(e["role"], e["name"]) for e in obs["elements"]}  # noqa: E731
+
+    def click(name):
+        result = bp(home, "click", str(ref_of(snap(home, connected), "button", name)), env=connected)
+        assert result.rc == 0, result
+        return result.json
+
+    assert find(click("Touch status"), "button", "Menu").get("expanded") is False  # unrelated: kept, still true
+    assert find(click("Menu"), "button", "Menu")["expanded"] is True  # its own attribute
+    assert ("textbox", "Work email") in names(click("Rename label"))  # its label's text
+    assert ("slider", "Loudness") in names(click("Rename caption"))  # what aria-labelledby names
+    assert ("button", "Saved") in names(click("Save"))  # what it holds
+    assert find(observation, "button", "Described")["description"] == "First tip"
+    assert find(click("Swap tips"), "button", "Described")["description"] == "Second tip"  # an id moved
+    assert ("button", "Inner") not in names(click("Hide group"))  # an ancestor's attribute
