@@ -1,6 +1,5 @@
 """The CLI's cheap structural check of a broker reply (no marshmallow on the hot path)."""
 
-import json
 
 from bp.errors import ERROR_CODES, BPError
 from bp.protocol import MAX_REPLY_BYTES
@@ -10,6 +9,8 @@ def check_reply(raw):
     """Parse a size-bounded reply; anything malformed becomes internal_error, never a crash."""
     if len(raw) > MAX_REPLY_BYTES:
         raise BPError("result_too_large", f"The service's reply exceeds {MAX_REPLY_BYTES} bytes.")
+    import json  # (the CLI's fast path prints a success as it came: cli/fast.py)
+
     try:
         reply = json.loads(raw)
     except ValueError:

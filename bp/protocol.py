@@ -8,9 +8,7 @@ Stdlib only: the CLI builds requests on every call; the broker validates them wi
 marshmallow schemas in bp.schemas.
 """
 
-import json
 import os
-import re
 
 # Operation names, OPERATIONS and MUTATING come from the operation table (bp/ops.py), re-exported
 # here for the senders and servers that name them as protocol.OP_*.
@@ -35,8 +33,34 @@ MAX_REQUEST_FRAME = 2 * MAX_REQUEST_BYTES
 MAX_REPLY_BYTES = 32 * 1024 * 1024  # checked before parsing, on the CLI
 
 DEFAULT_CLIENT_KEY = "browser-pilot-cli"
-CLIENT_KEY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{2,127}$")
-REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
+# A client key and a request id: a letter or digit, then letters, digits and . _ : -. The CLI's
+# every step checks them with client_key_ok / request_id_ok (no `re` import); the schemas and
+# click read the patterns as CLIENT_KEY_RE / REQUEST_ID_RE, compiled when first asked for.
+_PATTERNS = {"CLIENT_KEY_RE": r"^[A-Za-z0-9][A-Za-z0-9._:-]{2,127}\Z",
+             "REQUEST_ID_RE": r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}\Z"}
+_ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+_KEY_CHARS = _ALNUM | frozenset("._:-")
+
+
+def _shaped(text: "object", shortest: "int") -> "bool":
+    return isinstance(text, str) and shortest <= len(text) <= 128 and text[0] in _ALNUM and _KEY_CHARS.issuperset(text)
+
+
+def client_key_ok(text: "object") -> "bool":
+    return _shaped(text, 3)
+
+
+def request_id_ok(text: "object") -> "bool":
+    return _shaped(text, 1)
+
+
+def __getattr__(name: "str") -> "Any":
+    if name in _PATTERNS:
+        import re
+
+        compiled = globals()[name] = re.compile(_PATTERNS[name])
+        return compiled
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 TIMEOUT_MIN_MS, TIMEOUT_MAX_MS, TIMEOUT_DEFAULT_MS = 1, 300_000, 60_000
 WAIT_TIMEOUT_DEFAULT_MS = 30_000  # `bp wait` without --timeout: a condition not met in 30 s rarely comes later
 
@@ -55,6 +79,8 @@ HEALTH_WAIT_MS = 2_000
 REPLY_MARGIN_MS = 3_000
 
 def canonical_json(value: "Any") -> "str":
+    import json  # only with --request-id
+
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
@@ -78,7 +104,9 @@ def encode_request(op: "str", client: "str", args: "dict[str, Any]", *, timeout_
         request["requestId"] = request_id
     if installation is not None:
         request["installation"] = installation
-    return request, json.dumps(request, separators=(",", ":")).encode()
+    from bp import wirejson
+
+    return request, wirejson.dumps(request).encode()
 
 
 def compatible(version: "Sequence[int]") -> "bool":

@@ -60,11 +60,11 @@ def no_reply_error(waited_ms):
                         remediation_code="inspect_broker_state", context={"reason": "no_reply", "waitedMs": waited_ms})
 
 
-def ping(home_dir, settings, wait_ms, interruptible=True):
+def ping(home_dir, settings, wait_ms, interruptible=True, raw=False):
     """The broker's answer to a ping, or None (no answer, or not listening)."""
     _, payload = protocol.encode_request(protocol.OP_PING, settings.client_key, {}, timeout_ms=settings.timeout_ms)
     try:
-        return exchange(home_dir, payload, wait_ms, interruptible=interruptible)
+        return exchange(home_dir, payload, wait_ms, interruptible=interruptible, raw=raw)
     except zmtp.NotDelivered:
         return None
 
@@ -84,7 +84,10 @@ def silent_broker_error(home_dir, running, silent_ms):
     return unresponsive_error()
 
 
-def exchange(home_dir, payload, wait_ms, interruptible=True, ticker=None):
+SUCCESS_PREFIX = b'{"ok":true'  # how the broker's compact JSON of a success begins (bp/fastjson.py)
+
+
+def exchange(home_dir, payload, wait_ms, interruptible=True, ticker=None, raw=False):
     """Send one request and return the parsed reply, or None when none came within wait_ms.
     Raises zmtp.NotDelivered when the request never reached the broker. `ticker` (cli/progress.py)
     draws the progress line while the reply is pending; it is erased however the wait ends."""
@@ -97,33 +100,38 @@ def exchange(home_dir, payload, wait_ms, interruptible=True, ticker=None):
             ticker()
         tick = ticking
     try:
-        return _exchange(home_dir, payload, wait_ms, tick)
+        return _exchange(home_dir, payload, wait_ms, tick, raw)
     finally:
         if ticker is not None:
             ticker.clear()
 
 
-def _exchange(home_dir, payload, wait_ms, tick):
+def _exchange(home_dir, payload, wait_ms, tick, raw=False):
     with zmtp.Req(paths.socket_path(home_dir), tick=tick, slice_s=SLICE_MS / 1000.0) as req:
         req.connect(min(wait_ms, protocol.HEALTH_WAIT_MS) / 1000.0)
         req.send(payload)
         try:
-            raw = req.recv(wait_ms / 1000.0, protocol.MAX_REPLY_BYTES)
+            answer = req.recv(wait_ms / 1000.0, protocol.MAX_REPLY_BYTES)
         except zmtp.TooLarge:
             raise BPError("result_too_large", f"The service's reply exceeds {protocol.MAX_REPLY_BYTES} bytes.") from None
         except OSError:
             return None  # the connection broke after the request went out: no answer
-        return None if raw is None else check_reply(raw)
+        if answer is None:
+            return None
+        if raw and answer.startswith(SUCCESS_PREFIX) and answer.endswith(b"}"):
+            return answer  # printed as it came: the broker wrote it as the CLI would (cli/fast.py)
+        return check_reply(answer)
 
 
-def call(settings, op, args, *, installation=None):
+def call(settings, op, args, *, installation=None, raw=False):
     """One operation against the running broker; never starts one.
 
     How it waits is the operation's own (bp/ops.py): a quick operation must answer within
     HEALTH_WAIT_MS (bounded by --timeout); a long one is preceded by a ping with that bound, then
     waits for its own deadline plus a margin (a busy tab is not a dead broker). No answer is
     "unresponsive" only after the whole health wait of silence (see silent_broker_error); a short
-    --timeout or a lost reply says only that no reply came."""
+    --timeout or a lost reply says only that no reply came. With `raw`, a success comes back as
+    the broker's bytes, unparsed (the fast path prints them)."""
     home_dir = paths.home()
     running = broker_running(home_dir)
     if running is False:
@@ -133,7 +141,8 @@ def call(settings, op, args, *, installation=None):
     health_ms = min(protocol.HEALTH_WAIT_MS, settings.timeout_ms)
     silent_ms = 0
     try:
-        if long_running and ping(home_dir, settings, health_ms) is None:
+        # (raw: that it answers is all this ping needs; parsing would cost the step `import json`)
+        if long_running and ping(home_dir, settings, health_ms, raw=True) is None:
             silent_ms = health_ms
             if health_ms >= protocol.HEALTH_WAIT_MS:
                 raise silent_broker_error(home_dir, running, silent_ms)
@@ -145,7 +154,7 @@ def call(settings, op, args, *, installation=None):
         progress = sys.modules.get("cli.progress") if long_running else None
         ticker = progress.ticker() if progress is not None else None
         try:
-            reply = exchange(home_dir, payload, wait_ms, ticker=ticker)
+            reply = exchange(home_dir, payload, wait_ms, ticker=ticker, raw=raw)
         except signals.Interrupted as exc:
             raise _interrupted(exc, request, mutating, home_dir, settings) from None
     except zmtp.NotDelivered:
@@ -158,7 +167,7 @@ def call(settings, op, args, *, installation=None):
                           remediation=remediation("inspect_command_before_retry"))
         if silent_ms == 0 and wait_ms >= protocol.HEALTH_WAIT_MS:
             # It had the whole health wait: a ping tells a lost reply from a silent broker.
-            silent_ms = wait_ms if ping(home_dir, settings, protocol.HEALTH_WAIT_MS) is None else 0
+            silent_ms = wait_ms if ping(home_dir, settings, protocol.HEALTH_WAIT_MS, raw=True) is None else 0
             if silent_ms == 0:
                 raise no_reply_error(wait_ms)
         else:

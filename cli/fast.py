@@ -20,6 +20,10 @@ from bp import protocol
 from cli.build import Refused, Values
 from cli.declare import IntRange
 
+TYPE_CHECKING = False  # typing is never imported at run time
+if TYPE_CHECKING:
+    from typing import NoReturn
+
 _GLOBALS = {"--client-key": "client_key", "--request-id": "request_id", "--timeout": "timeout"}
 _TIMEOUT = IntRange(protocol.TIMEOUT_MIN_MS, protocol.TIMEOUT_MAX_MS)
 
@@ -119,9 +123,9 @@ def plan(argv, environ=os.environ):
         return None
     if not json_forced and _tty(sys.stdout):
         return None  # people at a terminal get click's readable rendering
-    if not protocol.CLIENT_KEY_RE.match(settings["client_key"] or ""):
+    if not protocol.client_key_ok(settings["client_key"] or ""):
         return None
-    if settings["request_id"] is not None and not protocol.REQUEST_ID_RE.match(settings["request_id"]):
+    if settings["request_id"] is not None and not protocol.request_id_ok(settings["request_id"]):
         return None
     timeout_ms = protocol.TIMEOUT_DEFAULT_MS
     if settings["timeout"] is not None:
@@ -191,7 +195,9 @@ def run(fields, op, args):
             return _status(settings)
         if ops.OPS[op].long:
             signals.install()  # a long wait is cancellable, as in the click commands
-        reply = client.call(settings, op, args)
+        reply = client.call(settings, op, args, raw=not Mode.fenced())
+        if isinstance(reply, bytes):
+            _print_as_it_came(reply)
         if op == protocol.OP_WAIT and reply.get("code") == "wait_timeout" and not reply.get("hint"):
             reply["hint"] = f"Waited {settings.timeout_ms} ms; give 'bp wait ... --timeout MS' to wait longer."
         finish(reply)
@@ -203,16 +209,26 @@ def run(fields, op, args):
         finish(failure("internal_error", f"Unexpected failure: {type(exc).__name__}"))
 
 
+def _print_as_it_came(reply) -> "NoReturn":
+    """A success exactly as the broker wrote it: the broker's compact JSON (bp/fastjson.py) is
+    byte for byte what cli/output.py would print after parsing it, so neither is done here."""
+    sys.stdout.buffer.write(reply + b"\n")
+    sys.stdout.flush()
+    os._exit(0)
+
+
 def _status(settings):
     """The running broker's own answer; anything else (stopped, silent) is the full status's."""
     from bp import paths
     from bp.errors import BPError
     from cli import client
-    from cli.output import finish
+    from cli.output import Mode, finish
 
     if client.broker_running(paths.home()):
         try:
-            reply = client.call(settings, protocol.OP_STATUS, {})
+            reply = client.call(settings, protocol.OP_STATUS, {}, raw=not Mode.fenced())
+            if isinstance(reply, bytes):
+                _print_as_it_came(reply)
         except BPError as exc:
             from cli.commands import setup
 

@@ -4,7 +4,6 @@ After printing, the process leaves with os._exit: the answer is out, and interpr
 (module finalisers, the ZeroMQ context) would only add latency to every Agent step.
 """
 
-import json
 import os
 import sys
 
@@ -71,6 +70,8 @@ def finish(result, render=None, *, exit_code=None) -> "NoReturn":
                 lines.append(f"  action: {_escape(remedy.get('message'))}")
             sys.stderr.write("\n".join(lines) + "\n")
     else:
+        import json
+
         sys.stdout.write(json.dumps(result, ensure_ascii=False, separators=(",", ":")) + "\n")
     sys.stdout.flush()
     sys.stderr.flush()

@@ -1,6 +1,6 @@
 """SIGINT/SIGTERM while waiting on the broker: noticed between poll slices, never mid-print."""
 
-import signal
+import _signal as signal  # pyright: ignore[reportMissingImports]  (not `signal`: its enum costs a step's import)
 
 EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
 _received = []
