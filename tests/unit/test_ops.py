@@ -87,7 +87,7 @@ def test_the_cli_waits_the_ops_way(monkeypatch, op):
     a quick op gets HEALTH_WAIT_MS. The exchange is faked: it records, nothing answers."""
     waits = []
 
-    def exchange(home_dir, payload, wait_ms, interruptible=True, ticker=None):
+    def exchange(home_dir, payload, wait_ms, interruptible=True, ticker=None, raw=False):
         waits.append((b'"op":"ping"' in payload, wait_ms))
         return {"ok": True}
 
