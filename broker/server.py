@@ -26,7 +26,7 @@ from bp import fastjson, identity, locator, ops, paths, policy, protocol, schema
 from bp.errors import BPError, failure, invalid_argument
 from broker import handlers  # noqa: F401  (registers the handlers)
 from broker.policy import audit, bounds
-from broker.records import store
+from broker.records import phases, store
 from broker.agents import Agents
 from broker.browser.binding import Browser
 from broker.registry import HANDLERS, Request, check_complete
@@ -408,12 +408,17 @@ class Broker:
         if not reply.get("recovered"):
             self.audit(request, reply)
             self.trace(request, reply)
-        reply = self.encode(reply)
+        known = record.encoded if record is not None else None
+        reply = self.encode(reply, known[1] if known is not None and known[0] is reply else None)
+        if record is not None:
+            record.encoded = None
         push = getattr(self._local, "push", None)
         if push is None:
             push = self._local.push = self.ctx.socket(zmq.PUSH)
             push.connect(self._replies_address)
         push.send_multipart(route + [reply])
+        if record is not None and record.marks is not None:
+            phases.write(self.home_dir, record)
         self._after_reply(request)
 
     @staticmethod
@@ -466,15 +471,17 @@ class Broker:
             return failure("internal_error", "The Browser Pilot service failed on this request; see its log.")
 
     @staticmethod
-    def encode(reply):
-        """The reply's bytes; never raises. Lone surrogates (page text, say) become U+FFFD."""
+    def encode(reply, data=None):
+        """The reply's bytes; never raises. Lone surrogates (page text, say) become U+FFFD.
+        `data`: the reply already encoded (the record measured it: a big observation is not
+        encoded twice)."""
         try:
             errors = schemas.REPLY.validate(reply)
             if errors:
                 log.error("refusing to send a malformed reply: %s", errors)
-                reply = failure("internal_error", "The service produced a malformed reply.")
+                reply, data = failure("internal_error", "The service produced a malformed reply."), None
             try:
-                data = fastjson.compact(reply)
+                data = data if data is not None else fastjson.compact(reply)
             except UnicodeEncodeError:  # lone surrogates (page text, say): U+FFFD instead
                 data = text.clean(json.dumps(reply, separators=(",", ":"), ensure_ascii=False)).encode()
         except Exception:  # too deep, or not JSON at all

@@ -35,6 +35,7 @@ INDEX_SCHEMA = 1
 # What the sdist is built from: nothing else of the working tree can leak into a release.
 PACKAGING_FILES = ("pyproject.toml", "setup.cfg", "README.md", "LICENSE", "MANIFEST.in")
 PACKAGES = ("bp", "cli", "broker", "janitor")
+SCRIPTS = ("bin",)  # the `bp` and `browser-pilot` commands (setup.cfg scripts)
 # Platforms: the service needs Unix sockets and flock; CI runs Linux only.
 SUPPORTED_PLATFORMS = [
     {"platform": "linux", "arch": "any", "status": "tested"},
@@ -143,7 +144,7 @@ def stage_sources(root, staging):
     for name in PACKAGING_FILES:
         if os.path.exists(os.path.join(root, name)):
             shutil.copy2(os.path.join(root, name), os.path.join(staging, name))
-    for package in PACKAGES:
+    for package in PACKAGES + SCRIPTS:
         shutil.copytree(os.path.join(root, package), os.path.join(staging, package), ignore=ignore)
 
 

@@ -18,6 +18,7 @@ import time
 
 from bp.errors import BPError
 from broker.actions import settle
+from broker.records import phases
 from broker.actions.evidence import Effect, reply_form
 from broker.observe import snapshot
 
@@ -119,6 +120,7 @@ def _observed(tab, action):
         return {"evidence": evidence, "dialog": tab.session.dialog_brief()}
     name = tab.request.op
     lead = {}  # the answer leads with what the action changed (snapshot.observe)
+    phases.mark(tab.request.record, "observe")
     try:
         result = snapshot.observe(tab.broker, tab.agent, tab.raw, tab.session, tab.args.get("limit", 50),
                                  timeout_s=tab.remaining(floor=1.0), lead=lead)
@@ -128,6 +130,7 @@ def _observed(tab, action):
                     "dialog": tab.session.dialog_brief()}
         raise BPError("unknown_outcome", f"The {name} was dispatched but the page could not be observed after it.",
                       context={"action": name, "reason": exc.code, "evidence": evidence}) from None
+    phases.mark(tab.request.record, "observed")
     _navigation_blocked(tab.session, blocked_before, evidence)
     if lead.get("leftOut") and isinstance(evidence, dict):
         evidence["changedLeftOut"] = lead["leftOut"]  # changed elements past the limit: raise --limit

@@ -59,6 +59,7 @@ import time
 from urllib.parse import urlsplit
 
 from bp.errors import BPError
+from broker.records import phases
 
 QUIET_S = 0.05  # the DOM unchanged this long after its last change (and nothing pending): settled
 POLL_S = 0.025  # the broker's look again at what only it sees (requests, frames), or a hidden page
@@ -669,7 +670,12 @@ def end(session, deadline, debounce=False, peek=None):
         return {"status": "navigated" if navigated else "quiet", "waitedMs": 0,
                 "endedBy": "navigation" if navigated else "nothing_caused"}
     if armed.record is None:
-        return armed.wait(deadline, debounce, peek)
+        record = session.command() if phases.ON else None  # (the step-budget benchmark's marks)
+        phases.mark(record, "settle")
+        try:
+            return armed.wait(deadline, debounce, peek)
+        finally:
+            phases.mark(record, "settled")
     return armed.record
 
 

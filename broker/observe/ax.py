@@ -167,23 +167,27 @@ def annotate(table, rows, key, done, stamps=None, timeout_s=5.0):
             entry = cache.get(entry_key)
             if _still_true(entry, gen, stamps.get(id(element)) if top else None):
                 if entry[0] != gen:
-                    cache[entry_key] = (gen, entry[1])  # still true as of this walk
+                    cache[entry_key] = (gen, *entry[1:])  # still true as of this walk
                 fuse(element, entry[1])
             else:
                 wanted.append(element)
         if not wanted:
             continue
+        nodes = []  # the engine's node of each wanted ref, when an earlier answer named it
+        for element in wanted:
+            entry = cache.get((id(session), context_id, element["ref"]))
+            nodes.append(entry[2] if entry is not None else None)
         try:
-            found = _query(session, context_id, key, [e["ref"] for e in wanted], timeout_s)
+            found = _query(session, context_id, key, [e["ref"] for e in wanted], timeout_s, nodes)
         except BPError:
             continue  # the walker's facts stand (a document going away, a renderer busy)
         if len(cache) > 4 * AX_MAX + len(found):
             cache.clear()
-        for element, facts in zip(wanted, found):
+        for element, (facts, node) in zip(wanted, found):
             if facts is None:
                 continue
             if gen is not None:
-                cache[(id(session), context_id, element["ref"])] = (gen, facts)
+                cache[(id(session), context_id, element["ref"])] = (gen, facts, node)
             fuse(element, facts)
 
 
@@ -203,8 +207,45 @@ def _send(session, method, params):
     return _Answered(session.call(method, params, timeout_s=5.0))
 
 
-def _query(session, context_id, key, refs, timeout_s):
-    """[facts or None] for these refs of the world, asked of the engine in parallel."""
+def _ask(session, params):
+    """The engine's node for one element, sent now (read with _answer)."""
+    try:
+        return _send(session, "Accessibility.getPartialAXTree", dict(params, fetchRelatives=False))
+    except BPError:
+        return None
+
+
+def _answer(later, timeout_s, node=None):
+    """(facts, its backend node id) of a sent _ask, or None; with `node`, None unless the answer is
+    about that node (it can have left the document: then the element is asked for by object)."""
+    if later is None:
+        return None
+    try:
+        nodes = (later.result(timeout_s=timeout_s) or {}).get("nodes") or ()
+    except BPError:
+        return None
+    if not nodes or (node is not None and nodes[0].get("backendDOMNodeId") != node):
+        return None
+    return facts_of(nodes[0]), nodes[0].get("backendDOMNodeId")
+
+
+def _query(session, context_id, key, refs, timeout_s, nodes=None):
+    """[(facts, backend node id) or (None, None)] for these refs of the world, asked of the
+    engine at once. A ref whose node an earlier answer named (`nodes`, by position) is asked by
+    that node: one round trip, where finding its object first costs two more."""
+    nodes = nodes or [None] * len(refs)
+    by_node = [_ask(session, {"backendNodeId": node}) if node is not None else None for node in nodes]
+    found = [_answer(later, timeout_s, node) for later, node in zip(by_node, nodes)]
+    missing = [index for index, answer in enumerate(found) if answer is None]
+    if missing:
+        for index, answer in zip(missing, _query_objects(session, context_id, key, [refs[i] for i in missing],
+                                                         timeout_s)):
+            found[index] = answer
+    return [answer or (None, None) for answer in found]
+
+
+def _query_objects(session, context_id, key, refs, timeout_s):
+    """[(facts, backend node id) or None] for these refs, found as objects in the world."""
     reply = session.call("Runtime.evaluate", {
         "expression": f"({ELEMENTS_OF})({json.dumps({'key': key, 'refs': refs})})", "contextId": context_id,
         "objectGroup": GROUP}, timeout_s=timeout_s)
@@ -219,28 +260,10 @@ def _query(session, context_id, key, refs, timeout_s):
             name, value = prop.get("name"), prop.get("value") or {}
             if name and name.isdigit() and value.get("objectId"):
                 objects[int(name)] = value["objectId"]
-
         # All sent at once, then read: the renderer answers them in order, one round trip in all.
-        sent = []
-        for index in range(len(refs)):
-            object_id = objects.get(index)
-            try:
-                sent.append(None if object_id is None else _send(
-                    session, "Accessibility.getPartialAXTree", {"objectId": object_id, "fetchRelatives": False}))
-            except BPError:
-                sent.append(None)
-        found = []
-        for later in sent:
-            if later is None:
-                found.append(None)
-                continue
-            try:
-                nodes = (later.result(timeout_s=timeout_s) or {}).get("nodes") or ()
-            except BPError:
-                found.append(None)
-                continue
-            found.append(facts_of(nodes[0]) if nodes else None)
-        return found
+        sent = [_ask(session, {"objectId": objects[index]}) if index in objects else None
+                for index in range(len(refs))]
+        return [_answer(later, timeout_s) for later in sent]
     finally:
         try:
             session.send_nowait("Runtime.releaseObjectGroup", {"objectGroup": GROUP})

@@ -4,7 +4,8 @@ an in-page walker. Chrome knows them: one `DOMDebugger.getEventListeners` over t
 main-world document (pierce, whole subtree) lists the nodes with pointer listeners. New ones are handed to Browser
 Pilot's isolated world by position (broker/observe/worlds.py `node_paths`: never as objects), at most
 MAX_NEW per observation, into a WeakSet the walker reads; known nodes are remembered per
-document, so a page costs this once, plus one listing call per observation.
+document, so a page costs this once, plus one listing call per observation (the main world's
+`document` is asked for once per document too: its object is kept, in a group of its own).
 """
 
 from bp.errors import BPError
@@ -12,12 +13,39 @@ from broker.observe.worlds import call_in_world, helper, node_paths
 
 POINTER_TYPES = frozenset({"click", "mousedown", "mouseup", "pointerdown", "pointerup", "touchstart", "dblclick"})
 MAX_NEW = 64
-GROUP = "browser-pilot-listeners"
+DOCUMENT_GROUP = "browser-pilot-listeners-document"
 
-def mark(session, context_id, known):
+
+def _document(session, held):
+    """The main world's `document` object (kept in `held` for the document's life), or None."""
+    if held.get("document"):
+        return held["document"]
+    reply = session.call("Runtime.evaluate", {"expression": "document", "objectGroup": DOCUMENT_GROUP}, timeout_s=5.0,
+                         abort=getattr(session, "dialog_open", None))
+    held["document"] = ((reply or {}).get("result") or {}).get("objectId")
+    return held["document"]
+
+
+def _listeners(session, held):
+    """The pointer listeners of the whole document, or None (a dialog opened)."""
+    for _ in range(2):  # a kept object can be gone (the page's world was reset): ask once afresh
+        document = _document(session, held)
+        if not document:
+            return None
+        try:
+            return session.call("DOMDebugger.getEventListeners", {"objectId": document, "depth": -1, "pierce": True},
+                                timeout_s=5.0).get("listeners") or []
+        except BPError:
+            if held.pop("document", None) is None:
+                raise
+    return None
+
+
+def mark(session, context_id, known, held=None):
     """Mark listener-only candidates in the world `context_id`; `known` is this document's set
-    of already-seen backend node ids (updated in place). Best effort: any failure leaves the
-    observation as it would be without listener facts."""
+    of already-seen backend node ids (updated in place), `held` its kept objects. Best effort:
+    any failure leaves the observation as it would be without listener facts."""
+    held = {} if held is None else held
     try:
         # Listed from the page's own (main-world) document, the world the listeners belong to.
         # Listing them through an isolated world crashes the renderer (Chromium 156): a raw CDP
@@ -27,16 +55,9 @@ def mark(session, context_id, known):
         # (tests/e2e/test_observe_crash.py). Through Browser Pilot's own world it would also
         # leave duplicate wrappers (see worlds.node_paths). `document` is unforgeable, so the
         # page cannot hand us another object, and evaluating it runs no page script.
-        reply = session.call("Runtime.evaluate", {"expression": "document", "objectGroup": GROUP}, timeout_s=5.0,
-                             abort=getattr(session, "dialog_open", None))
-        if reply is None:
+        listeners = _listeners(session, held)
+        if listeners is None:
             return 0  # a dialog opened: the observation stops at its next step
-        document = (reply.get("result") or {}).get("objectId")
-        if not document:
-            return 0
-        listeners = session.call("DOMDebugger.getEventListeners", {"objectId": document, "depth": -1, "pierce": True},
-                                 timeout_s=5.0).get("listeners") or []
-        session.send_nowait("Runtime.releaseObjectGroup", {"objectGroup": GROUP})
         fresh = []
         for listener in listeners:
             node = listener.get("backendNodeId")

@@ -159,8 +159,8 @@ def _mark_listeners(session, context_id):
     document = (context_id, getattr(session, "loader", None))  # context ids are per renderer
     known = session.listener_nodes
     if known is None or known[0] != document:
-        known = session.listener_nodes = (document, set())
-    listeners.mark(session, context_id, known[1])
+        known = session.listener_nodes = (document, set(), {})
+    listeners.mark(session, context_id, known[1], known[2])
 
 
 def _frame_slots(world, key):

@@ -26,18 +26,21 @@ from typing import Any, overload
 
 from bp import fastjson
 from bp.errors import BPError, disconnected
+from broker.records import phases
 
 MAX_RECORDS_PER_AGENT = 256
 RECORD_TTL_S = 30 * 60.0  # finished records older than this are dropped
 MAX_RESULT_BYTES = 256 * 1024  # a bigger result is recorded as a summary only
 
 
-def _size(reply):
-    """The reply's size in bytes as the broker sends it (compact UTF-8 JSON)."""
+def _encoded(reply):
+    """The reply as the broker sends it (compact UTF-8 JSON), or None where the broker's encoder
+    must first replace lone surrogates; and its size in bytes."""
     try:
-        return len(fastjson.compact(reply))
+        data = fastjson.compact(reply)
+        return data, len(data)
     except UnicodeEncodeError:  # lone surrogates, replaced on the way out
-        return len(json.dumps(reply, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "replace"))
+        return None, len(json.dumps(reply, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "replace"))
 ACTIVE = ("accepted", "dispatched")
 
 # CDP methods that change the page or the browser: the first one sent marks the command dispatched.
@@ -56,7 +59,7 @@ def _now_ms():
 class Record:
     __slots__ = ("id", "op", "mutating", "status", "accepted_at", "deadline_at", "dispatched_at", "completed_at",
                  "target", "generation", "digest", "request_id", "cancel_requested", "reply", "error_code",
-                 "done", "browser", "definite", "parent", "_lock")
+                 "done", "browser", "definite", "parent", "marks", "encoded", "_lock")
 
     def __init__(self, command_id, op, mutating, deadline_s, generation, digest, request_id, target, browser):
         self.id = command_id
@@ -78,6 +81,8 @@ class Record:
         self.browser = browser
         self.definite = False  # its failures are its own answer, never made unknown_outcome (attempting)
         self.parent = None  # a batch step's batch: dispatching the step dispatches the batch
+        self.marks = phases.new_marks()  # where its time goes (broker/records/phases.py), None when off
+        self.encoded = None  # (reply, its bytes) as finish() measured it: the broker sends those bytes
         self._lock = threading.Lock()
 
     # --- state changes (any thread) --------------------------------------------------------------
@@ -99,6 +104,7 @@ class Record:
                                    context={"commandId": self.id, "reason": "generation_changed"})
             self.status = "dispatched"
             self.dispatched_at = _now_ms()
+            phases.mark(self, "dispatched")
 
     def attempting(self):
         """For a command that acts from its first step and whose failures are definite (connect:
@@ -169,10 +175,12 @@ class Record:
                 self.status = "completed"
             self.error_code = code
             self.completed_at = _now_ms()
-            encoded = _size(reply)
+            data, encoded = _encoded(reply)
+            self.encoded = (reply, data) if data is not None else None
             self.reply = reply if encoded <= MAX_RESULT_BYTES else {
                 "ok": reply.get("ok", False), "resultOmitted": True, "code": code, "sizeBytes": encoded}
         self.done.set()
+        phases.mark(self, "finished")
         return reply
 
     def expire_if_lost(self, browser_alive):

@@ -122,29 +122,47 @@ function hitTest(el, all, box) {
 }
 
 // The style facts shownArea() reads of a box, once per script run (the page does not change
-// while a script runs).
+// while a script runs). Each computed-style read is a native call, and a page of 10,000 controls
+// asks this of every ancestor of each: what only some boxes need (holding a fixed descendant,
+// the direction of a scroll range) is read when first asked for.
 const BOX_FACTS = new Map();
+class BoxFacts {
+  constructor(n) {
+    const s = this.s = n.ownerDocument.defaultView.getComputedStyle(n);
+    const display = this.display = s.display, contain = s.contain;
+    // Overflow applies to boxes that contain blocks, not to inline or display:contents elements.
+    const boxed = display !== "inline" && display !== "contents";
+    this.paint = contain !== "none" && /\b(paint|strict|content)\b/.test(contain);
+    this.position = isTopLayer(n) ? "fixed" : s.position;
+    this.x = this.paint ? "clip" : boxed ? s.overflowX : "visible";
+    this.y = this.paint ? "clip" : boxed ? s.overflowY : "visible";
+  }
+  // What holds a fixed descendant in place of the viewport.
+  get holdsFixed() {
+    const s = this.s, contain = s.contain, willChange = s.willChange;
+    return s.transform !== "none" || s.filter !== "none" || s.perspective !== "none" || this.paint ||
+      (willChange !== "auto" && /\b(transform|filter|perspective)\b/.test(willChange)) ||
+      (contain !== "none" && /\b(paint|layout|strict|content)\b/.test(contain));
+  }
+  // Scroll ranges that start at the end: right to left, or reversed flex lines (a chat log).
+  get endX() {
+    const flex = this.display === "flex" || this.display === "inline-flex";
+    return (this.s.direction === "rtl") !== (flex && this.s.flexDirection === "row-reverse");
+  }
+  get endY() {
+    return (this.display === "flex" || this.display === "inline-flex") && this.s.flexDirection === "column-reverse";
+  }
+}
 function boxFacts(n) {
   let f = BOX_FACTS.get(n);
-  if (f) return f;
-  const s = n.ownerDocument.defaultView.getComputedStyle(n);
-  // Overflow applies to boxes that contain blocks, not to inline or display:contents elements.
-  const boxed = s.display !== "inline" && s.display !== "contents";
-  const paint = /\b(paint|strict|content)\b/.test(s.contain);
-  const topLayer = isTopLayer(n);
-  const flex = s.display === "flex" || s.display === "inline-flex";
-  f = {position: topLayer ? "fixed" : s.position,
-    // What holds a fixed descendant in place of the viewport.
-    holdsFixed: s.transform !== "none" || s.filter !== "none" || s.perspective !== "none" || paint ||
-      /\b(transform|filter|perspective)\b/.test(s.willChange) || /\b(paint|layout|strict|content)\b/.test(s.contain),
-    x: paint ? "clip" : boxed ? s.overflowX : "visible", y: paint ? "clip" : boxed ? s.overflowY : "visible",
-    // Scroll ranges that start at the end: right to left, or reversed flex lines (a chat log).
-    endX: (s.direction === "rtl") !== (flex && s.flexDirection === "row-reverse"),
-    endY: flex && s.flexDirection === "column-reverse"};
-  BOX_FACTS.set(n, f);
+  if (!f) BOX_FACTS.set(n, f = new BoxFacts(n));
   return f;
 }
+// In the top layer: a modal dialog, an open popover, the fullscreen element (what :modal and
+// :popover-open match); the selector is asked only of elements that can be one (any, while
+// something is fullscreen: it can sit in a shadow tree).
 function isTopLayer(n) {
+  if (n.localName !== "dialog" && !n.hasAttribute("popover") && !n.ownerDocument.fullscreenElement) return false;
   try { return n.matches(":modal, :popover-open"); } catch (e) { return false; }
 }
 // boxFacts(n).position alone: of the element itself shownArea needs no more, and reading a
@@ -319,9 +337,13 @@ function proxyOf(el, box, style) {
 // DOM's. `kids`: the element's children (an array or HTMLCollection); returned unchanged for
 // every other element.
 const ROW_HOLDERS = new Set(["grid", "treegrid", "table", "rowgroup"]);
+function rowHolder(el) {
+  if (el.localName === "tbody") return true;
+  const role = el.getAttribute("role");
+  return role !== null && ROW_HOLDERS.has(role.trim().toLowerCase());
+}
 function visualRows(el, kids) {
-  const role = (el.getAttribute("role") || "").trim().toLowerCase();
-  if (!ROW_HOLDERS.has(role) && el.localName !== "tbody") return kids;
+  if (!rowHolder(el)) return kids;
   const list = Array.from(kids);
   if (list.length < 2) return kids;
   if (list.every((k) => k.hasAttribute("aria-rowindex"))) {

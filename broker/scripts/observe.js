@@ -49,7 +49,11 @@
   // el.labels walks the element's whole tree scope on each call (O(n^2) over a page of n
   // controls): the labels of every control are collected once per tree scope instead.
   const labelMaps = new Map();
+  // Labelable elements (HTML's list; a custom element can be form-associated): `el.labels`
+  // makes a new list on each read, so it is only read where a label can point.
+  const LABELABLE = new Set(["button", "input", "meter", "output", "progress", "select", "textarea"]);
   function labelsOf(el) {
+    if (!LABELABLE.has(el.localName) && !el.localName.includes("-")) return [];
     if (!el.labels) return [];
     const root = el.getRootNode();
     let map = labelMaps.get(root);
@@ -189,7 +193,8 @@
     const labelledby = el.getAttribute("aria-labelledby");
     if (labelledby) name = clean(labelledby.split(/\s+/).map((id) => textOf(byId(el, id))).join(" "));
     if (!name) name = clean(el.getAttribute("aria-label"));
-    if (!name && labelsOf(el).length) name = clean(labelsOf(el).map(textOf).join(" "));
+    const labels = labelsOf(el);
+    if (!name && labels.length) name = clean(labels.map(textOf).join(" "));
     if (!name && NAME_FROM_CONTENT.has(role) && el.localName !== "input") name = textOf(el);
     if (!name) name = clean(el.getAttribute("title"));
     // A placeholder names only a field that shows it (Chromium ignores one on a <select>).
@@ -352,10 +357,11 @@
   }
   if (!opts.register) table.openedModal = modalOpened ? topModal : null;
 
+  let visits = 0;
   function visit(el, depth, ctx) {
     if (stop) return;
     if (depth > MAX_DEPTH) { reasons.add("depth_limit"); return; }
-    if (performance.now() - started > WORK_MS) {
+    if ((++visits & 31) === 0 && performance.now() - started > WORK_MS) {  // the clock, every 32nd
       // Past the limit only changed elements are looked for: the answer is complete without them.
       if (els.length < LIMIT) reasons.add("work_limit");
       stop = true;
@@ -369,7 +375,8 @@
     const role = ctx.editor ? null : ownRole || (ctx.insideControl ? null : domOnlyRole(el, style, ctx.parentStyle));
     let counted = false;
     const changed = ctx.changed || (watched.marks.get(el) || 0) > changedSince;
-    if (role && style.visibility !== "hidden" && style.visibility !== "collapse") {
+    const visibility = role ? style.visibility : null;
+    if (role && visibility !== "hidden" && visibility !== "collapse") {
       let rect = el.getBoundingClientRect();
       // A native checkbox, radio or range input drawn by something else (its label, a styled
       // track): offered with that proxy's box, where a person operates it (lib.js proxyOf).
@@ -450,7 +457,9 @@
       }
       return;
     }
-    for (const child of visualRows(el, el.children)) visit(child, depth + 1, childCtx);
+    if (rowHolder(el)) for (const child of visualRows(el, el.children)) visit(child, depth + 1, childCtx);
+    // (Siblings, not el.children: a collection object per element is garbage on a big page.)
+    else for (let child = el.firstElementChild; child; child = child.nextElementSibling) visit(child, depth + 1, childCtx);
   }
   visit(document.documentElement, 0, {doc: document, win: window, modal: topModal, parentStyle: null,
     insideControl: false});

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, cast, overload
 
 from bp.errors import BPError, browser_unresponsive, disconnected, invalid_argument, target_crashed
 from broker.browser.connection import Abort, BrowserConnection, CDPError, Reply, Started
-from broker.records import store
+from broker.records import phases, store
 
 if TYPE_CHECKING:
     from broker.browser.targets import Targets
@@ -132,7 +132,7 @@ class FrameSessions(Session):
     settling = None  # the settle armed for the action running on this tab (broker/actions/settle.py)
     network_enabled = False  # Network events on for the request journal (journal)
     annotation_world = None  # (loader, context id) of the annotated screenshot's world (broker/files/media.py)
-    listener_nodes = None  # (document, nodes) marked as pointer-listener targets (broker/observe/snapshot.py)
+    listener_nodes = None  # (document, nodes marked as pointer-listener targets, kept objects): broker/observe/snapshot.py
     console_seen = 0  # console messages seen, for releasing their handles now and then (journal)
 
     _probe = None  # (document, context id) of the probe world
@@ -346,6 +346,16 @@ class TabSession(FrameSessions):
         """One CDP call on the tab. On a crashed or silent renderer it fails at once with
         target_crashed, and a call in flight when the renderer crashes stops waiting. `started`:
         the call was sent by call_later(), only its reply is waited for."""
+        if phases.ON:  # the step-budget benchmark counts the command's CDP waits
+            waited_from = time.perf_counter()
+            try:
+                return self._call(method, params, timeout_s, abort, started)
+            finally:
+                phases.cdp(self.command(), waited_from)
+        return self._call(method, params, timeout_s, abort, started)
+
+    def _call(self, method: str, params: Mapping[str, Any] | None, timeout_s: float, abort: Abort | None,
+              started: Started | None) -> Reply | None:
         if not self.alive:
             if started is not None:
                 self.conn.forget(started)
@@ -683,6 +693,7 @@ class Workers:
                 raise BPError("command_cancelled", "The command was cancelled before it started.",
                               context={"commandId": record.id})
             worker.record = record  # the worker works for this command (its session's dispatch marks it)
+            phases.mark(record, "worker")
             try:
                 return fn(worker)
             finally:

@@ -53,6 +53,31 @@ STEP_KINDS = {"Noop": "click that changes nothing", "Sync": "synchronous DOM cha
               "Timer": "change after a 40 ms timer", "Render": "render scheduled through MessageChannel"}
 
 
+PHASES = (("queue", "broker: to the tab's worker"), ("preflight", "arm + hit test"),
+          ("action", "input dispatch"), ("settle", "settle"), ("evidence", "evidence"),
+          ("observation", "observation"), ("reply", "reply"), ("encode_send", "encode + send"))
+
+
+def broker_phases(home, since):
+    """The broker's phase lines (broker/records/phases.py) written since line `since`: (lines, count)."""
+    try:
+        with open(os.path.join(home, "logs", "phases.jsonl"), encoding="utf-8") as fh:
+            lines = fh.read().splitlines()
+    except FileNotFoundError:
+        return [], since
+    return [json.loads(line) for line in lines[since:]], len(lines)
+
+
+def client_floor(env, runs):
+    """Medians (ms) of the interpreter alone and of the CLI's imports and planning of a click."""
+    bare, planned = [], []
+    code = "import sys; sys.argv = ['bp', 'click', '1']; from cli import fast; fast.plan(sys.argv[1:])"
+    for _ in range(runs):
+        bare.append(run([PY, "-c", "pass"], env)[0])
+        planned.append(run([PY, "-c", code], env)[0])
+    return statistics.median(bare), statistics.median(planned) - statistics.median(bare)
+
+
 def run(args, env, capture=False):
     started = time.perf_counter()
     out = subprocess.run(args, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False)
@@ -131,6 +156,7 @@ def main():
     with Rig("peer") as rig:
         chromium, pages = rig.chromium, rig.pages
         home, env = rig.home(connect=False)
+        env = dict(env, BROWSER_PILOT_PHASES="1")  # the broker writes each command's phases
         form, big = pages.page(FORM, title="form50"), pages.page(BIG, title="big10k")
         fetching = pages.page(FETCHING, title="fetching")
         steps_page = pages.page(STEPS, title="steps")
@@ -160,6 +186,8 @@ def main():
             step_clicks = {side: {kind: 0 for kind in STEP_KINDS} for side in ("peer", "bp")}
             step_shown = {side: {kind: 0 for kind in STEP_KINDS} for side in ("peer", "bp")}
             step_rows = {kind: {"peer": [], "bp": []} for kind in STEP_KINDS}
+            step_phases = {kind: [] for kind in STEP_KINDS}  # the broker's phases of each counted step
+            _, phase_lines = broker_phases(home, 0)
             answered = {"peer": 0, "bp": 0}  # fetch-caused steps whose own observation shows the answer
             clicks = {"peer": 0, "bp": 0}
             bp_button = bp_ref(env, "Btn 3")
@@ -205,11 +233,14 @@ def main():
                         if index:
                             step_rows[kind]["peer"].append(click + observe)
                     subprocess.run([helpers.BP, "tab", steps_tab], env=env, stdout=subprocess.DEVNULL)
+                    _, phase_lines = broker_phases(home, phase_lines)
                     ms, out = run([helpers.BP, "click", bp_steps[kind]], env, capture=True)
                     step_clicks["bp"][kind] += kind != "Noop"
                     step_shown["bp"][kind] += f'"{kind} {step_clicks["bp"][kind]}"' in (out or "")
+                    lines, phase_lines = broker_phases(home, phase_lines)
                     if index:
                         step_rows[kind]["bp"].append(ms)
+                        step_phases[kind] += [dict(line, wall=ms) for line in lines if line["op"] == "click"]
                 step = "fetch-caused step: click + observation (answer after 400 ms)"
                 if peer:
                     ref = peer.ref("fetching", "Fetch")
@@ -255,6 +286,23 @@ def main():
                 shown = "—" if kind == "Noop" else (f"{step_shown['peer'][kind]}/{step_clicks['peer'][kind]} / "
                                                     f"{step_shown['bp'][kind]}/{step_clicks['bp'][kind]}")
                 print(f"| {label} | {f'{theirs:,.0f} ms' if theirs else '—'} | {ours:,.0f} ms | {ratio} | {shown} |")
+            interpreter, imports = client_floor(env, args.runs)
+            print()
+            print("Browser Pilot's step, phase by phase (medians, ms; docs/step-budget.md): the interpreter and the"
+                  " CLI's imports measured alone; request = the rest of the wall time outside the broker (connect,"
+                  " send, receive, print); the broker's phases from BROWSER_PILOT_PHASES=1")
+            print("| step | wall | interpreter | imports + plan | request | " + " | ".join(n for _, n in PHASES)
+                  + " | CDP calls | CDP wait |")
+            print("|---" * (len(PHASES) + 8) + "|")
+            for kind, label in STEP_KINDS.items():
+                lines = step_phases[kind]
+                if not lines:
+                    continue
+                med = {name: statistics.median(line.get(name, 0.0) for line in lines)
+                       for name in [p for p, _ in PHASES] + ["total", "wall", "cdpCalls", "cdpMs"]}
+                request = med["wall"] - interpreter - imports - med["total"]
+                print(f"| {label} | {med['wall']:.0f} | {interpreter:.1f} | {imports:.1f} | {request:.1f} | "
+                      + " | ".join(f"{med[p]:.1f}" for p, _ in PHASES) + f" | {med['cdpCalls']:.0f} | {med['cdpMs']:.1f} |")
             fg = statistics.median(rows["Agent step: click + fresh observation, 50-element page"]["bp"])
             bg = statistics.median(rows["the same step with another tab in front"]["bp"])
             print(f"Browser Pilot background-tab step / foreground step: {bg / fg:.2f}")

@@ -60,10 +60,12 @@ def test_wheel_sdist_and_skill_archive_carry_the_same_version(dist):
     with zipfile.ZipFile(files["wheel"]) as zf:
         names = zf.namelist()
         assert f'__version__ = "{bp.__version__}"' in zf.read("bp/__init__.py").decode()
-        entry_points = zf.read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
+        commands = {n.rsplit("/", 1)[-1]: zf.read(n).decode() for n in names if ".data/scripts/" in n}
     assert "broker/scripts/observe.js" in names  # package data travels with the wheel
     assert not any(n.startswith(("tests/", "release/", "skill/")) for n in names)
-    assert "bp = cli.fast:main" in entry_points and "browser-pilot = cli.fast:main" in entry_points
+    # bin/bp, installed with the interpreter's path in its #! line (pip rewrites "#!python").
+    assert sorted(commands) == ["bp", "browser-pilot"]
+    assert all(text.startswith("#!python\n") and "from cli.fast import main" in text for text in commands.values())
     with tarfile.open(files["skill"]) as tar:
         members = tar.getnames()
         compat = json.load(tar.extractfile("browser-pilot/compatibility.json"))

@@ -2,6 +2,7 @@
 sends exactly the request they would send: checked argv by argv against the real click
 application, with the broker call replaced by a recorder (nothing here is about the wire)."""
 
+import os
 import pytest
 from hypothesis import given, settings, strategies as st
 
@@ -192,15 +193,33 @@ def test_the_global_options_are_the_click_groups():
     assert "--json" in spellings
 
 
+HEAVY = ('click', 'zmq', 'marshmallow', 'psutil', 'orjson', 'json', 're', 'enum', 'socket', 'typing')
+
+
 def test_the_fast_path_does_not_import_click_or_zmq():
     import subprocess
     import sys
 
     code = ("import sys; from cli import fast; fast.plan(['click', '3'], {});"
-            "from cli import client; print(sorted(m for m in ('click', 'zmq', 'marshmallow', 'psutil', 'orjson') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+            f"from cli import client; print(sorted(m for m in {HEAVY!r} if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, check=True,
+                         cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__)))).stdout
     assert out.strip() == "[]"
     assert protocol.OP_CLICK == "click"
+
+
+def test_the_bp_script_itself_imports_nothing_heavy():
+    """bin/bp (the installed `bp`) up to the request: pip's console-script wrapper imported re."""
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
+    code = ("import sys; sys.argv = ['bp', 'click', '3']; from cli import fast;"
+            f"fast.run = lambda *planned: print(sorted(m for m in {HEAVY!r} if m in sys.modules)) or 0;"
+            "exec(compile(open('bin/bp').read(), 'bin/bp', 'exec'), {'__name__': '__main__'})")
+    done = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, cwd=root)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
 
 
 def test_shell_completion_reaches_click_untouched(monkeypatch):
