@@ -101,7 +101,7 @@ def test_a_flag_declared_but_never_built_fails_the_fast_path_test():
     """The scratch tree's own fast-path test fails on the drift, naming the flag; the unchanged
     tree's passes (the first run of the two)."""
     with helpers.scratch_dir("bpd-") as scratch:
-        _scratch_tree(scratch, edits=[], parts=("bp", "cli", "broker", "janitor", "tests"))
+        _scratch_tree(scratch, edits=[], parts=("bp", "bin", "cli", "broker", "janitor", "tests"))
 
         def fast_path_test():
             return subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
