@@ -87,7 +87,11 @@ def launch(home_dir, headless, extra_args=()):
             f"--crash-dumps-dir={os.path.join(profile, CRASH_DUMPS)}",
             # A window a desktop app fits in (Chromium's default headless one is 780x437 in
             # this setup); an extra --window-size given after it wins.
-            f"--window-size={WINDOW_SIZE}"]
+            f"--window-size={WINDOW_SIZE}",
+            # After an input event Chromium holds the page's tasks (timers, messages) until its
+            # next frame, up to ~50 ms; a tab behind another in its window draws ~1 frame a second,
+            # so every step on it would wait those 50 ms (docs/step-budget.md). Our own browser only.
+            "--disable-features=DeferRendererTasksAfterInput"]
     if headless:
         args += ["--headless", "--disable-gpu"]
     if hasattr(os, "geteuid") and os.geteuid() == 0:

@@ -41,9 +41,10 @@ What counts as caused, and how it is seen:
 The answer comes as soon as nothing caused is pending and the page has drawn a rendering frame
 with no DOM change since the last look (endedBy "frame"): the page says so itself, in the one
 awaited call of the tracker (ARM's settle()), so a synchronous change answers within one frame.
-Where frames are few (a tab behind another) the DOM unchanged for QUIET_S ends it instead
-("quiet_window"), and a hidden document, which draws none and throttles timers, is polled by the
-broker under the same window. An action whose first look shows no change and nothing pending
+Where frames are few (a tab behind another in its window draws ~1 a second after input), a
+frame's time (FRAME_MS) with no DOM change ends it instead ("frame_time"); a hidden document,
+which draws none and throttles timers, is polled by the broker under the quiet window (QUIET_S,
+"quiet_window"). An action whose first look shows no change and nothing pending
 answers at once (status "quiet", "nothing_caused"). Debounced fields get a grace (DEBOUNCE_GRACE_S): text typed into a search
 box, a combobox or a field with a suggestion list, with nothing else pending, waits that long for
 a request or a DOM change to start (a debounce whose timer the wrapper did not see: a library that
@@ -62,6 +63,7 @@ from bp.errors import BPError
 from broker.records import phases
 
 QUIET_S = 0.05  # the DOM unchanged this long after its last change (and nothing pending): settled
+FRAME_MS = 20  # a frame's time: no frame drawn and no DOM change in it ends the settle ("frame_time")
 POLL_S = 0.025  # the broker's look again at what only it sees (requests, frames), or a hidden page
 LOOK_MS = 250  # one in-page look waits at most this long for the page's own causes to end
 TIMER_MAX_MS = 1000  # a longer setTimeout is a poll or a clock, not the action's answer
@@ -84,7 +86,7 @@ IGNORED_TYPES = frozenset({"websocket", "eventsource", "ping", "cspviolationrepo
 
 # Runs in the page's own world (the timers to wrap are the page's); the tracker is reached by its
 # object id only, never by a global name. performance.now() is the page's clock.
-ARM = """(function (timerMax, frameWait, slack, motionMax, quietWindow) {
+ARM = """(function (timerMax, frameWait, slack, motionMax, quietWindow, frameMs) {
   const w = window, ST = w.setTimeout, RAF = w.requestAnimationFrame, MC = w.MessageChannel, MO = w.MutationObserver;
   const now = () => performance.now();
   const t = {armed: true, timers: [], mutations: 0, last: 0, observers: [], t0: now()};
@@ -201,8 +203,8 @@ ARM = """(function (timerMax, frameWait, slack, motionMax, quietWindow) {
   };
   // The settle's end, pushed by the page: resolves as soon as nothing the action caused is pending
   // in the page (timers, frames, motion) and either nothing changed, or a rendering frame has
-  // passed with no DOM change since the last look ("frame"), or the DOM has been quiet for
-  // quietWindow ms ("quiet_window": what ends it where frames are few, a tab behind another).
+  // passed with no DOM change since the last look ("frame"), or a frame's time has (frameMs, where
+  // frames are few: "frame_time"), or the DOM has been quiet for quietWindow ms ("quiet_window").
   // At most maxMs, then the broker looks at what it alone sees (requests, WebSocket frames) and
   // asks again. A hidden document draws no frames and throttles timers: it answers at once, and
   // the broker polls it (endedBy absent).
@@ -219,12 +221,17 @@ ARM = """(function (timerMax, frameWait, slack, motionMax, quietWindow) {
       if (!(p.timers || p.frames || p.motion)) {
         if (!p.mutations) return resolve(Object.assign(p, {endedBy: "nothing_caused"}));
         if (by === "frame" && !fresh) return resolve(Object.assign(p, {endedBy: "frame"}));
+        // No frame came within a frame's time (the tab draws few: one behind another in its
+        // window runs ~1 frame a second after input) and nothing changed in that time.
+        if (by === "clock" && !fresh && p.quietMs >= frameMs) return resolve(Object.assign(p, {endedBy: "frame_time"}));
         if (p.quietMs >= quietWindow) return resolve(Object.assign(p, {endedBy: "quiet_window"}));
       }
       if (document.hidden || now() - started >= maxMs) return resolve(p);
       const mine = round;
       if (typeof RAF === "function") RAF.call(w, () => { ticks++; check("frame", mine); });
-      ST.call(w, () => check(null, mine), Math.max(1, Math.min(quietWindow, maxMs - (now() - started))));
+      // The clock wakes a frame's time after the last change (not after this look).
+      const due = p.mutations ? frameMs - p.quietMs : frameMs;
+      ST.call(w, () => check("clock", mine), Math.max(1, Math.min(due, maxMs - (now() - started))));
     };
     check(null, 0);
   });
@@ -391,7 +398,7 @@ class Settle:
         self.after_load = requests is not None  # bp open's settle (after_load)
         if session.dialog_open():
             return
-        arm = {"expression": f"{ARM}({TIMER_MAX_MS}, {FRAME_WAIT_MS}, {TIMER_SLACK_MS}, {MOTION_MAX_MS}, {int(QUIET_S * 1000)})", "returnByValue": False,
+        arm = {"expression": f"{ARM}({TIMER_MAX_MS}, {FRAME_WAIT_MS}, {TIMER_SLACK_MS}, {MOTION_MAX_MS}, {int(QUIET_S * 1000)}, {FRAME_MS})", "returnByValue": False,
                "silent": True}
         try:
             # Not waited for here: a caller overlaps it with its own checks (scripts run in the order
@@ -585,7 +592,7 @@ class Settle:
             ended_by = state.get("endedBy")
             if ended_by is None and mutations and state.get("quietMs", 0) >= QUIET_S * 1000:
                 ended_by = "quiet_window"
-            quiet = not mutations or ended_by in ("frame", "quiet_window")
+            quiet = not mutations or ended_by in ("frame", "frame_time", "quiet_window")
             broker_side = awaited or unanswered or in_grace  # what only the broker sees
             if not (broker_side or timers or motion) and quiet:
                 if overdue:

@@ -4,7 +4,8 @@ With BROWSER_PILOT_PHASES=1 in the broker's environment, each recorded command w
 line to `<home>/logs/phases.jsonl` when its reply has gone out: the milliseconds between its
 marks (accepted → on its tab's worker → dispatched → settle → observation → finished → sent) and
 its CDP calls (how many, and the time spent waiting for them). Times and counts only, never an
-argument or a value. Off, a mark is one attribute test (`record.marks is None`).
+argument or a value (BROWSER_PILOT_PHASES=calls adds each CDP call: method, start and wait, ms).
+Off, a mark is one attribute test (`record.marks is None`).
 """
 
 import json
@@ -12,7 +13,8 @@ import os
 import threading
 import time
 
-ON = os.environ.get("BROWSER_PILOT_PHASES") == "1"
+ON = os.environ.get("BROWSER_PILOT_PHASES") in ("1", "calls")
+CALLS = os.environ.get("BROWSER_PILOT_PHASES") == "calls"  # also each CDP call: method, start, ms
 _lock = threading.Lock()
 
 # The marks a command can pass, in order, and the phase that ends at each.
@@ -32,12 +34,15 @@ def mark(record, name):
         marks[name] = time.perf_counter()
 
 
-def cdp(record, started):
-    """Count one CDP call of `record`'s command, sent at `started` (perf_counter) and answered now."""
+def cdp(record, started, method=""):
+    """Count one CDP call of `record`'s command, waited for from `started` (perf_counter) until now."""
     marks = getattr(record, "marks", None)
     if marks is not None:
         marks["cdpCalls"] += 1
         marks["cdpMs"] += (time.perf_counter() - started) * 1000
+        if CALLS:
+            marks.setdefault("calls", []).append(
+                (method, round((started - marks["accepted"]) * 1000, 2), round((time.perf_counter() - started) * 1000, 2)))
 
 
 def write(home_dir, record):
@@ -54,5 +59,7 @@ def write(home_dir, record):
             line[phase] = round((at - last) * 1000, 2)
             last = at
     line["total"] = round((last - marks["accepted"]) * 1000, 2)
+    if "calls" in marks:
+        line["calls"] = marks["calls"]
     with _lock, open(os.path.join(home_dir, "logs", "phases.jsonl"), "a", encoding="utf-8") as fh:
         fh.write(json.dumps(line) + "\n")

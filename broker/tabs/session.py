@@ -351,7 +351,7 @@ class TabSession(FrameSessions):
             try:
                 return self._call(method, params, timeout_s, abort, started)
             finally:
-                phases.cdp(self.command(), waited_from)
+                phases.cdp(self.command(), waited_from, method)
         return self._call(method, params, timeout_s, abort, started)
 
     def _call(self, method: str, params: Mapping[str, Any] | None, timeout_s: float, abort: Abort | None,

@@ -72,15 +72,15 @@ def client_floor(env, runs):
     """Medians (ms) of the interpreter alone and of the CLI's imports and planning of a click."""
     bare, planned = [], []
     code = "import sys; sys.argv = ['bp', 'click', '1']; from cli import fast; fast.plan(sys.argv[1:])"
-    for _ in range(runs):
-        bare.append(run([PY, "-c", "pass"], env)[0])
-        planned.append(run([PY, "-c", code], env)[0])
+    for _ in range(runs):  # from "/": the source tree in the current folder would shadow the installed CLI
+        bare.append(run([PY, "-c", "pass"], env, cwd="/")[0])
+        planned.append(run([PY, "-c", code], env, cwd="/")[0])
     return statistics.median(bare), statistics.median(planned) - statistics.median(bare)
 
 
-def run(args, env, capture=False):
+def run(args, env, capture=False, cwd=None):
     started = time.perf_counter()
-    out = subprocess.run(args, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False)
+    out = subprocess.run(args, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False, cwd=cwd)
     return (time.perf_counter() - started) * 1000, (out.stdout if capture else None)
 
 
@@ -145,6 +145,16 @@ def tab_in_front(port, url="about:blank"):
     return target
 
 
+def to_front(port, url_end):
+    """Make the tab whose URL ends so the active tab of its window (DevTools HTTP API, untimed):
+    the peer drives the page in front of its window; Browser Pilot opens its tabs behind the
+    Pilot window's first, where Chromium draws ~1 frame a second after input (docs/step-budget.md)."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10) as resp:
+        target = [t["id"] for t in json.loads(resp.read()) if t.get("url", "").endswith(url_end)][0]
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/activate/{target}", timeout=10) as resp:
+        resp.read()
+
+
 def bp_ref(env, name, *args):
     out = json.loads(subprocess.run([helpers.BP, "snapshot", *args], env=env, capture_output=True, text=True).stdout)
     return str([e["ref"] for e in out["elements"] if e["name"] == name][0])
@@ -185,6 +195,7 @@ def main():
             steps_tab = str([t["index"] for t in tabs if t["url"].endswith("title=steps")][0])
             step_clicks = {side: {kind: 0 for kind in STEP_KINDS} for side in ("peer", "bp")}
             step_shown = {side: {kind: 0 for kind in STEP_KINDS} for side in ("peer", "bp")}
+            behind_clicks = {"peer": 0, "bp": 0}  # Sync clicks of the background row (the page counts them)
             step_rows = {kind: {"peer": [], "bp": []} for kind in STEP_KINDS}
             step_phases = {kind: [] for kind in STEP_KINDS}  # the broker's phases of each counted step
             _, phase_lines = broker_phases(home, 0)
@@ -193,7 +204,8 @@ def main():
             bp_button = bp_ref(env, "Btn 3")
             rows = {name: {"peer": [], "bp": []} for name in (
                 "Agent step: click + fresh observation, 50-element page", "snapshot, 50-element form",
-                "the same step with another tab in front", "snapshot, 10,000 elements, all listed",
+                "the same step with another tab in front", "synchronous DOM change with another tab in front",
+                "snapshot, 10,000 elements, all listed",
                 "the same at the default limit", "bp status / python -I -c 'import json'",
                 "fetch-caused step: click + observation (answer after 400 ms)")}
             for index in range(args.runs + 1):  # the first round warms up and is not counted
@@ -205,6 +217,7 @@ def main():
                     sample[("Agent step: click + fresh observation, 50-element page", "peer")] = click + observe
                     sample[("snapshot, 50-element form", "peer")] = peer("form", "snapshot", "-i")[0]
                 subprocess.run([helpers.BP, "tab", form_tab], env=env, stdout=subprocess.DEVNULL)
+                to_front(chromium.port, "title=form50")
                 sample[("Agent step: click + fresh observation, 50-element page", "bp")] = run(
                     [helpers.BP, "click", bp_button], env)[0]
                 sample[("snapshot, 50-element form", "bp")] = run([helpers.BP, "snapshot"], env)[0]
@@ -229,18 +242,34 @@ def main():
                         click, _ = peer("steps", "click", ref)
                         observe, out = peer("steps", "snapshot", "-i", capture=True)
                         step_clicks["peer"][kind] += kind != "Noop"
-                        step_shown["peer"][kind] += f'"{kind} {step_clicks["peer"][kind]}"' in (out or "")
+                        step_shown["peer"][kind] += f'"{kind} {step_clicks["peer"][kind] + behind_clicks["peer"] * (kind == "Sync")}"' in (out or "")
                         if index:
                             step_rows[kind]["peer"].append(click + observe)
                     subprocess.run([helpers.BP, "tab", steps_tab], env=env, stdout=subprocess.DEVNULL)
+                    to_front(chromium.port, "title=steps")
                     _, phase_lines = broker_phases(home, phase_lines)
                     ms, out = run([helpers.BP, "click", bp_steps[kind]], env, capture=True)
                     step_clicks["bp"][kind] += kind != "Noop"
-                    step_shown["bp"][kind] += f'"{kind} {step_clicks["bp"][kind]}"' in (out or "")
+                    step_shown["bp"][kind] += f'"{kind} {step_clicks["bp"][kind] + behind_clicks["bp"] * (kind == "Sync")}"' in (out or "")
                     lines, phase_lines = broker_phases(home, phase_lines)
                     if index:
                         step_rows[kind]["bp"].append(ms)
                         step_phases[kind] += [dict(line, wall=ms) for line in lines if line["op"] == "click"]
+                behind = "synchronous DOM change with another tab in front"
+                front = tab_in_front(chromium.port)
+                subprocess.run([helpers.BP, "tab", steps_tab], env=env, stdout=subprocess.DEVNULL)
+                sample[(behind, "bp")] = run([helpers.BP, "click", bp_steps["Sync"]], env)[0]
+                behind_clicks["bp"] += 1
+                chromium.close_tab(front)
+                port = peer.http_port("steps") if peer else None
+                if port:
+                    ref = peer.ref("steps", "Sync")
+                    front = tab_in_front(port)
+                    click, _ = peer("steps", "click", ref)
+                    observe, _ = peer("steps", "snapshot", "-i")
+                    sample[(behind, "peer")] = click + observe
+                    behind_clicks["peer"] += 1
+                    urllib.request.urlopen(f"http://127.0.0.1:{port}/json/close/{front}", timeout=10).read()
                 step = "fetch-caused step: click + observation (answer after 400 ms)"
                 if peer:
                     ref = peer.ref("fetching", "Fetch")
