@@ -12,8 +12,9 @@ beyond MAX_FILES go; a cursor older than what is kept answers cursor_expired.
 Fails closed (docs/policy.md, "The audit journal"): before an audited command is dispatched,
 `ready()` checks that its line can be written — the file is still the one the journal holds
 open (a deleted or replaced file starts a new one whose first line records the gap), no earlier
-line is still unwritten, and the file system has room — and refuses with audit_unavailable
-otherwise. A head record beside the files (HEAD_NAME: the last seq and hash, and the seq range
+line is still unwritten, the file system has room, and a write to the file and to the head
+record succeeds (_probe: an immutable file or folder, a read-only or failing file system) — and
+refuses with audit_unavailable otherwise. A head record beside the files (HEAD_NAME: the last seq and hash, and the seq range
 of every retained file) lets `--verify` name older files that went missing and a tail cut off
 while no service ran.
 """
@@ -285,12 +286,28 @@ class Journal:
                 free = os.statvfs(self.dir)
                 if free.f_bavail * free.f_frsize < self.reserve_bytes:
                     raise OSError(errno.ENOSPC, "no room for the audit journal")
+                self._probe()
             except BPError as exc:
                 raise unavailable("unsafe_state", self.dir, detail=exc.code) from None
             except OSError as exc:
                 reason = "storage_full" if exc.errno in (errno.ENOSPC, errno.EDQUOT) else "write_failed"
                 log.error("audit journal unavailable: %s (%s)", reason, outputs.errno_name(exc.errno, exc.errno))
                 raise unavailable(reason, self.dir, pendingLines=len(self.pending)) from None
+
+    def _probe(self) -> None:
+        """Prove, before dispatch, that the command's line can be written where it will go: a
+        file that needs rotating is rotated now (a folder that refuses a new file refuses the
+        command, not its line); one byte is written to the journal and cut off again, and the head
+        record rewritten. Whatever the kernel says (EPERM of an immutable file or folder, EROFS,
+        EIO, ENOSPC) raises here, before anything reaches the browser, not after the command ran.
+        A crash between the write and the cut leaves an empty line, which readers skip."""
+        if self.size and self.size + MAX_LINE + 1 > self.max_file_bytes:
+            self._new_file(self.file_no + 1)
+        assert self.fd is not None  # opened by _open
+        if os.write(self.fd, b"\n") != 1:
+            raise OSError(errno.ENOSPC, "short write to the audit journal")
+        os.ftruncate(self.fd, self.size)
+        self._write_head()
 
     def append(self, *, key: str, operation: str, capability: str, origin: str | None, outcome: str,
                command_id: str) -> None:

@@ -116,3 +116,116 @@ def test_a_journal_that_cannot_start_a_new_file_refuses_and_a_deleted_one_is_rep
         journal.ready()
     assert refused.value.code == "audit_unavailable"
     assert refused.value.remediation["code"] == "fix_audit_journal"
+
+
+# --- every write failure refuses before dispatch (issue 39 item 3) ----------------------------------
+
+def _chattr(flag, path):
+    """chattr on a real file system, or a skip where this one or this user cannot (not root, or a
+    file system without the attribute): the kernel's own EPERM is what is tested, never a fake."""
+    import shutil
+    import subprocess
+
+    if shutil.which("chattr") is None:
+        pytest.skip("chattr is not installed")
+    done = subprocess.run(["chattr", flag, path], capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"chattr {flag} refused here: {done.stderr.strip()}")
+
+
+def test_an_immutable_journal_file_refuses_before_dispatch_and_leaves_no_line(home):
+    journal = audit.Journal(home)
+    fill(journal, 2)
+    [(_, path)] = journal._files()
+    before = open(path, "rb").read()
+    _chattr("+i", path)
+    try:
+        with pytest.raises(BPError) as refused:
+            journal.ready()  # before: ready() passed and the command ran; its line failed after it
+        assert refused.value.code == "audit_unavailable" and refused.value.context["reason"] == "write_failed"
+        assert open(path, "rb").read() == before
+    finally:
+        _chattr("-i", path)
+    journal.ready()
+    fill(journal, 1)
+    assert seqs(path) == [1, 2, 3] and journal.verify()["verified"] is True
+
+
+def test_an_immutable_head_record_refuses_before_dispatch(home):
+    journal = audit.Journal(home)
+    fill(journal, 1)
+    head = os.path.join(home, audit.DIR_NAME, audit.HEAD_NAME)
+    _chattr("+i", head)
+    try:
+        with pytest.raises(BPError) as refused:
+            journal.ready()
+        assert refused.value.context["reason"] == "write_failed"
+    finally:
+        _chattr("-i", head)
+    journal.ready()
+
+
+def test_an_immutable_folder_refuses_the_command_whose_line_needs_a_new_file(home):
+    journal = audit.Journal(home, max_file_bytes=2 * audit.MAX_LINE)
+    fill(journal, 1)
+    directory = os.path.join(home, audit.DIR_NAME)
+    journal.ready()  # room in the file: the line is written to the open file, no new file needed
+    fill(journal, 20)  # rotated while the folder accepted new files
+    _chattr("+i", directory)
+    try:
+        refusals = 0
+        for _ in range(30):
+            try:
+                journal.ready()
+            except BPError as exc:
+                assert exc.code == "audit_unavailable"
+                refusals += 1
+                break
+            fill(journal, 1)
+        assert refusals == 1 and not journal.pending  # refused before a line had nowhere to go
+    finally:
+        _chattr("-i", directory)
+    journal.ready()
+    assert journal.verify()["verified"] is True
+
+
+@pytest.mark.parametrize("code", [errno.EIO, errno.EROFS, errno.EPERM, errno.ENOSPC])
+def test_any_error_of_the_probe_write_refuses(home, monkeypatch, code):
+    """A fault hook where the kernel cannot be made to fail on demand (EIO): the write the probe
+    makes fails, the command is refused, and nothing of the probe stays in the file."""
+    journal = audit.Journal(home)
+    fill(journal, 2)
+    [(_, path)] = journal._files()
+    before = open(path, "rb").read()
+    real_write = os.write
+
+    def write(fd, data):
+        if fd == journal.fd:
+            raise OSError(code, os.strerror(code))
+        return real_write(fd, data)
+
+    monkeypatch.setattr(audit.os, "write", write)
+    with pytest.raises(BPError) as refused:
+        journal.ready()
+    expected = "storage_full" if code == errno.ENOSPC else "write_failed"
+    assert refused.value.code == "audit_unavailable" and refused.value.context["reason"] == expected
+    monkeypatch.setattr(audit.os, "write", real_write)
+    assert open(path, "rb").read() == before
+    journal.ready()
+    assert open(path, "rb").read() == before  # the probe's byte is cut off again
+
+
+def test_an_audit_folder_replaced_by_a_symlink_refuses(home, tmp_path_factory):
+    journal = audit.Journal(home)
+    fill(journal, 1)
+    directory = os.path.join(home, audit.DIR_NAME)
+    elsewhere = str(tmp_path_factory.mktemp("elsewhere"))
+    os.chmod(elsewhere, 0o700)
+    import shutil
+
+    shutil.rmtree(directory)
+    os.symlink(elsewhere, directory)
+    with pytest.raises(BPError) as refused:
+        journal.ready()
+    assert refused.value.code == "audit_unavailable"
+    assert os.listdir(elsewhere) == []  # nothing written through the link
