@@ -47,7 +47,6 @@ class Janitor:
         self.pending = {}  # our CDP id -> callback(reply dict)
         self.reader = None  # the WebSocket reader thread, once the handshake succeeded
         self.leaving = False  # the work is done and the janitor exits: nobody reads the reader's last word
-        self.pilot_windows = set()  # (group, browserContextId) that already have a Pilot window
         self.creating = set()  # our ids of Target.createTarget calls not answered yet
         self.cleaning = False  # EOF seen: whatever becomes ours from now on is closed at once
         self.late = set()  # targets that became ours during the cleanup, still to close
@@ -223,13 +222,13 @@ class Janitor:
         if not isinstance(url, str) or len(url) > 8192:
             self.send(jp.RESULT, {"id": call_id, "error": {"code": "janitor_error", "message": "bad url"}})
             return
-        # Background, never focus-stealing: no activateTarget / bringToFront. The first managed
-        # tab opens the Pilot window, so Browser Pilot's tabs do not land among the user's.
+        # Background, never focus-stealing: no activateTarget / bringToFront. Each managed tab
+        # opens in a Pilot window of its own: CDP cannot name the window of a new tab, and a tab
+        # created without newWindow lands in the browser's last focused window, which is the
+        # person's whenever they used it last (tests/person/). Its own window also makes the tab
+        # its window's active one, which draws frames (a tab behind another draws ~1 a second).
         context = params.get("browserContextId") if isinstance(params.get("browserContextId"), str) else None
-        window_key = (str(params.get("group", ""))[:200], context)
-        create = {"url": url, "background": True}
-        if window_key not in self.pilot_windows:
-            create["newWindow"] = True
+        create = {"url": url, "background": True, "newWindow": True}
         if context:
             create["browserContextId"] = context
 
@@ -249,7 +248,6 @@ class Janitor:
                 self.cdp("Target.closeTarget", {"targetId": target_id})  # over capacity: never leak it
                 self.send(jp.RESULT, {"id": call_id, "error": {"code": "capacity", "message": "too many managed targets"}})
                 return
-            self.pilot_windows.add(window_key)
             self.send(jp.RESULT, {"id": call_id, "result": {"targetId": target_id}})
 
         created = self.cdp("Target.createTarget", create, done)

@@ -11,4 +11,9 @@ if ! command -v npm >/dev/null; then
   $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq npm >/dev/null
 fi
 scripts/ensure-realapps.sh
+if ! command -v Xvfb >/dev/null || ! command -v xdotool >/dev/null; then
+  # The person tier (tests/person/): the person's headful Chromium on a virtual X display.
+  SUDO=""; if [ "$(id -u)" -ne 0 ]; then SUDO="sudo -n"; fi
+  $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq xvfb xdotool >/dev/null
+fi
 exec .venv/bin/python -m pytest -n 2 --dist worksteal -q -p no:cacheprovider --durations=20 tests "$@"

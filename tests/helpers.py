@@ -118,10 +118,12 @@ def wait_until(predicate, timeout=10.0, interval=0.02):
 class Chromium:
     """A real headless Chromium with its own profile, as a test's 'user browser'."""
 
-    def __init__(self, root):
+    def __init__(self, root, display=None, extra_args=()):
+        """Headless, or headful on the X display `display` (the person tier, tests/person/)."""
         self.root = str(root)
         os.makedirs(self.root, mode=0o700, exist_ok=True)
-        args = [chromium_path(), f"--user-data-dir={self.root}", "--remote-debugging-port=0", "--headless",
+        args = [chromium_path(), f"--user-data-dir={self.root}", "--remote-debugging-port=0",
+                *(["--headless"] if display is None else []), *extra_args,
                 "--disable-gpu", "--no-first-run", "--no-default-browser-check", "--disable-background-networking",
                 "--disable-component-update", "--disable-sync", "--disable-default-apps",
                 # Named sites for cross-site (out-of-process) iframes, all served by 127.0.0.1.
@@ -130,8 +132,9 @@ class Chromium:
             args.append("--no-sandbox")
         args += os.environ.get("BP_TEST_CHROMIUM_ARGS", "").split()  # a benchmark's experiment
         args.append("about:blank")
+        env = None if display is None else dict(os.environ, DISPLAY=display)
         self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL, start_new_session=True)
+                                     stderr=subprocess.DEVNULL, start_new_session=True, env=env)
         port_file = os.path.join(self.root, "DevToolsActivePort")
         if not wait_until(lambda: os.path.exists(port_file) and len(open(port_file).read().splitlines()) >= 2, 30):
             self.stop()
