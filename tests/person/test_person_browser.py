@@ -89,20 +89,20 @@ class Person:
                                                                 "domain": "127.0.0.1", "path": "/"}]})
         for name in ("shop", "article", "pinned"):
             self.devtools.call("Target.createTarget", {"url": self.urls[name]})
-        second = self.devtools.call("Target.createTarget", {"url": self.urls["timer"], "newWindow": True})["targetId"]
-        self.devtools.call("Target.createTarget", {"url": self.urls["grouped"], "windowId": self._window_of(second)})
+        self.devtools.call("Target.createTarget", {"url": self.urls["timer"], "newWindow": True})
+        # Lands in the last focused window, the second one (CDP cannot name a window).
+        self.devtools.call("Target.createTarget", {"url": self.urls["grouped"]})
         self.options = f"chrome-extension://{self._extension_id()}/options.html"
         self.devtools.call("Target.createTarget", {"url": self.options})
         assert helpers.wait_until(lambda: len(self.view_tabs()) >= 7, 15)
         self.worker_call(f"arrange({json.dumps(self.urls['pinned'])}, {json.dumps(self.urls['grouped'])})")
         self.scroll(self.urls["article"], 1500)
 
-    def _window_of(self, target_id):
-        return self.devtools.call("Browser.getWindowForTarget", {"targetId": target_id})["windowId"]
-
     def _extension_id(self):
         assert helpers.wait_until(lambda: self._worker() is not None, 15), "the extension's worker did not start"
-        return self._worker()["url"].split("/")[2]
+        worker = self._worker()
+        assert worker is not None
+        return worker["url"].split("/")[2]
 
     def _worker(self):
         workers = [t for t in self.devtools.call("Target.getTargets")["targetInfos"]
