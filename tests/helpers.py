@@ -130,7 +130,6 @@ class Chromium:
                 "--host-resolver-rules=MAP *.test 127.0.0.1"]
         if os.geteuid() == 0:
             args.append("--no-sandbox")
-        args += os.environ.get("BP_TEST_CHROMIUM_ARGS", "").split()  # a benchmark's experiment
         args.append("about:blank")
         env = None if display is None else dict(os.environ, DISPLAY=display)
         self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,

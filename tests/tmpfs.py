@@ -37,3 +37,15 @@ def fill(directory, name=".filler"):
                 assert exc.errno == errno.ENOSPC, exc
                 break
     return path
+
+
+def chattr(flag, path):
+    """chattr `flag` (+i, -i) on a real file system, or a skip where this one or this user cannot
+    (not root, or a file system without the attribute): the kernel's own EPERM is what is tested."""
+    import shutil
+
+    if shutil.which("chattr") is None:
+        pytest.skip("chattr is not installed")
+    done = subprocess.run(["chattr", flag, path], capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"chattr {flag} refused here: {done.stderr.strip()}")

@@ -235,12 +235,16 @@ class Journal:
         if flush:
             self._flush()
 
+    def _rotate_for(self, length: int) -> None:
+        """Start the next file when `length` more bytes would not fit in this non-empty one."""
+        if self.size and self.size + length > self.max_file_bytes:
+            self._new_file(self.file_no + 1)
+
     def _flush(self) -> None:
         """Write the pending lines in order; raises OSError (and keeps them) if one fails."""
         while self.pending:
             seq, line = self.pending[0]
-            if self.size + len(line) + 1 > self.max_file_bytes and self.size:
-                self._new_file(self.file_no + 1)
+            self._rotate_for(len(line) + 1)
             data = line + b"\n"
             assert self.fd is not None  # opened by _open, and only ever replaced by another (_new_file)
             try:
@@ -301,8 +305,7 @@ class Journal:
         record rewritten. Whatever the kernel says (EPERM of an immutable file or folder, EROFS,
         EIO, ENOSPC) raises here, before anything reaches the browser, not after the command ran.
         A crash between the write and the cut leaves an empty line, which readers skip."""
-        if self.size and self.size + MAX_LINE + 1 > self.max_file_bytes:
-            self._new_file(self.file_no + 1)
+        self._rotate_for(MAX_LINE + 1)
         assert self.fd is not None  # opened by _open
         if os.write(self.fd, b"\n") != 1:
             raise OSError(errno.ENOSPC, "short write to the audit journal")

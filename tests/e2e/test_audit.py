@@ -203,20 +203,6 @@ def test_taking_a_tab_and_cancelling_are_audited(home, env_for, pages, chromium)
     chromium.close_tab(user)
 
 
-def _chattr(flag, path):
-    import shutil
-
-    if shutil.which("chattr") is None:
-        import pytest
-
-        pytest.skip("chattr is not installed")
-    done = subprocess.run(["chattr", flag, path], capture_output=True, text=True)
-    if done.returncode != 0:
-        import pytest
-
-        pytest.skip(f"chattr {flag} refused here: {done.stderr.strip()}")
-
-
 def _button_text(home, env):
     return [e["name"] for e in ok(home, env, "snapshot")["elements"] if e["role"] == "button"][0]
 
@@ -227,14 +213,14 @@ def test_an_immutable_journal_refuses_the_click_before_it_reaches_the_page(home,
     env = start(home, env_for)
     button = ref_of(ok(home, env, "open", pages.page(COUNTER, title="immutable")), "button", "0")
     [path] = journal_files(home)
-    _chattr("+i", path)
+    tmpfs.chattr("+i", path)
     try:
         refused = bp(home, "click", button, env=env)
         assert refused.rc != 0 and refused.code == "audit_unavailable", refused
         assert refused.json["context"]["reason"] == "write_failed"
         assert _button_text(home, env) == "0"  # nothing dispatched
     finally:
-        _chattr("-i", path)
+        tmpfs.chattr("-i", path)
     ok(home, env, "click", button)
     assert _button_text(home, env) == "1"
     assert [e["operation"] for e in ok(home, env, "audit")["entries"]][-2:] == ["open", "click"]

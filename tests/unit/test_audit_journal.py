@@ -10,6 +10,7 @@ import pytest
 
 from bp.errors import BPError
 from broker.policy import audit
+from tests import tmpfs
 
 
 def fill(journal, count, key="k"):
@@ -120,32 +121,19 @@ def test_a_journal_that_cannot_start_a_new_file_refuses_and_a_deleted_one_is_rep
 
 # --- every write failure refuses before dispatch (issue 39 item 3) ----------------------------------
 
-def _chattr(flag, path):
-    """chattr on a real file system, or a skip where this one or this user cannot (not root, or a
-    file system without the attribute): the kernel's own EPERM is what is tested, never a fake."""
-    import shutil
-    import subprocess
-
-    if shutil.which("chattr") is None:
-        pytest.skip("chattr is not installed")
-    done = subprocess.run(["chattr", flag, path], capture_output=True, text=True)
-    if done.returncode != 0:
-        pytest.skip(f"chattr {flag} refused here: {done.stderr.strip()}")
-
-
 def test_an_immutable_journal_file_refuses_before_dispatch_and_leaves_no_line(home):
     journal = audit.Journal(home)
     fill(journal, 2)
     [(_, path)] = journal._files()
     before = open(path, "rb").read()
-    _chattr("+i", path)
+    tmpfs.chattr("+i", path)
     try:
         with pytest.raises(BPError) as refused:
             journal.ready()  # before: ready() passed and the command ran; its line failed after it
         assert refused.value.code == "audit_unavailable" and refused.value.context["reason"] == "write_failed"
         assert open(path, "rb").read() == before
     finally:
-        _chattr("-i", path)
+        tmpfs.chattr("-i", path)
     journal.ready()
     fill(journal, 1)
     assert seqs(path) == [1, 2, 3] and journal.verify()["verified"] is True
@@ -155,13 +143,13 @@ def test_an_immutable_head_record_refuses_before_dispatch(home):
     journal = audit.Journal(home)
     fill(journal, 1)
     head = os.path.join(home, audit.DIR_NAME, audit.HEAD_NAME)
-    _chattr("+i", head)
+    tmpfs.chattr("+i", head)
     try:
         with pytest.raises(BPError) as refused:
             journal.ready()
         assert refused.value.context["reason"] == "write_failed"
     finally:
-        _chattr("-i", head)
+        tmpfs.chattr("-i", head)
     journal.ready()
 
 
@@ -171,7 +159,7 @@ def test_an_immutable_folder_refuses_the_command_whose_line_needs_a_new_file(hom
     directory = os.path.join(home, audit.DIR_NAME)
     journal.ready()  # room in the file: the line is written to the open file, no new file needed
     fill(journal, 20)  # rotated while the folder accepted new files
-    _chattr("+i", directory)
+    tmpfs.chattr("+i", directory)
     try:
         refusals = 0
         for _ in range(30):
@@ -184,7 +172,7 @@ def test_an_immutable_folder_refuses_the_command_whose_line_needs_a_new_file(hom
             fill(journal, 1)
         assert refusals == 1 and not journal.pending  # refused before a line had nowhere to go
     finally:
-        _chattr("-i", directory)
+        tmpfs.chattr("-i", directory)
     journal.ready()
     assert journal.verify()["verified"] is True
 
