@@ -48,6 +48,23 @@ CASES = {
     "fetch_2000ms": _click("fetch('/api?wait=2000').then(r => r.json()).then(() => show('Answer'))"),
     "xhr": _click("const x = new XMLHttpRequest(); x.open('GET', '/api?wait=300');"
                   " x.onload = () => show('Answer'); x.send()"),
+    # Dash's shape: the page's handling of a caused answer takes a timer turn (its store observer's
+    # `await wait(0)`) and only then sends the next request, whose answer changes the DOM. The
+    # network says the first request ended before the page has handled it. (60 ms: no race decides.)
+    "fetch_then_timer_then_fetch": _click(
+        "fetch('/api?wait=50').then(r => r.json()).then(() => setTimeout(() =>"
+        " fetch('/api?wait=50').then(r => r.json()).then(() => show('Answer')), 60))"),
+    # The same through XMLHttpRequest (axios resolves in onloadend).
+    "xhr_then_timer_then_fetch": _click(
+        "const x = new XMLHttpRequest(); x.open('GET', '/api?wait=50'); x.onloadend = () =>"
+        " Promise.resolve().then(() => setTimeout(() => fetch('/api?wait=50').then(r => r.text())"
+        ".then(() => show('Answer')), 60)); x.send()"),
+    # A page that guards its fetch (a setter that throws): the tracker arms without it, the broker
+    # still hears the request.
+    "fetch_guarded": (SHOW + """<script>const own = window.fetch;
+        Object.defineProperty(window, 'fetch', {get() { return own; }, set() { throw new Error('mine'); }});
+        </script><button onclick="fetch('/api?wait=100').then(r => r.json()).then(() => show('Answer'))">Go</button>""",
+                      ("click", "Go"), "Answer"),
     "failing_fetch": _click("fetch('/api?fail=1').catch(() => show('Answer'))"),
     "post_then_location": _click("fetch('/api?wait=200', {method: 'POST', body: 'x=1'})"
                                  ".then(() => { location.href = '/page?case=landed'; })", answer="Landed"),

@@ -13,7 +13,11 @@ What counts as caused, and how it is seen:
 - the requests the page started from the dispatch on (the network journal's settle hook,
   broker/network/journal.py Hub.watch), except WebSocket, EventSource and beacons (they stay
   open or need no answer) and requests still open REQUEST_BOUND_S after they started: those are
-  reported as pending, never awaited;
+  reported as pending, never awaited; and, seen from the page, a caused fetch or XHR until the
+  page has handled its answer (the network reports a request's end before the renderer has run
+  the handlers that may send the next one: Dash's callback queue answers, takes a timer turn, then
+  sends the newest value) — the handling is caused code, one level deeper, like a caused timer's
+  callback;
 - timers (setTimeout up to TIMER_MAX_MS) and animation frames the page scheduled while the input
   was being dispatched, and the timers that a caused timer's callback schedules, two levels deep
   (a library's next step: Bootstrap's modal shows its dialog when the backdrop's timer fires, and
@@ -86,7 +90,7 @@ IGNORED_TYPES = frozenset({"websocket", "eventsource", "ping", "cspviolationrepo
 
 # Runs in the page's own world (the timers to wrap are the page's); the tracker is reached by its
 # object id only, never by a global name. performance.now() is the page's clock.
-ARM = """(function (timerMax, frameWait, slack, motionMax, quietWindow, frameMs) {
+ARM = """(function (timerMax, frameWait, slack, motionMax, quietWindow, frameMs, requestBound) {
   const w = window, ST = w.setTimeout, RAF = w.requestAnimationFrame, MC = w.MessageChannel, MO = w.MutationObserver;
   const now = () => performance.now();
   const t = {armed: true, timers: [], mutations: 0, last: 0, observers: [], t0: now()};
@@ -150,10 +154,17 @@ ARM = """(function (timerMax, frameWait, slack, motionMax, quietWindow, frameMs)
   // callback schedules, two levels deep (a fade's fallback timer that a library starts when its
   // first step ran: Bootstrap's modal); a page that keeps re-arming one is a poll, not an answer.
   let level = 0;  // the level of the caused timer whose callback runs now (0: none)
+  // The page's handling of a caused answer (a fetch's response, its body, an XHR's end) is caused
+  // too, one level deeper than the code that asked: from the answer's first microtask (ours, the
+  // first registered) to the task turn after it, which the page's own handlers run before.
+  const handling = [];
+  // The causal depth of the code running now: 0 the dispatch, n a caused callback, -1 not caused.
+  const depth = () => Math.max(level, handling.length ? Math.min.apply(Math, handling) : 0) ||
+    (t.armed ? 0 : -1);
   const timeout = function (fn, delay) {
-    const ms = Number(delay) || 0;
-    if ((t.armed || (level > 0 && level < 3)) && typeof fn === "function" && ms <= timerMax) {
-      const rec = {due: now() + ms, fired: false}, mine = level + 1;
+    const ms = Number(delay) || 0, d = depth();
+    if (d >= 0 && d < 3 && typeof fn === "function" && ms <= timerMax) {
+      const rec = {due: now() + ms, fired: false}, mine = d + 1;
       t.timers.push(rec);
       const args = Array.prototype.slice.call(arguments, 2);
       return ST.call(w, function () {
@@ -166,6 +177,52 @@ ARM = """(function (timerMax, frameWait, slack, motionMax, quietWindow, frameMs)
       }, delay);
     }
     return ST.apply(w, arguments);
+  };
+  // A caused request is pending in the page until its answer has been handled (the network
+  // reports its end before the page has run the handlers that may send the next one), for at most
+  // requestBound ms (a long poll is reported by the broker, never awaited).
+  const answers = [];
+  const answer = (deeper) => {  // null where the code asking is not caused
+    const d = depth();
+    if (d < 0) return null;
+    const rec = {due: now() + requestBound, done: false, ended: false}, mine = Math.max(d + deeper, 1);
+    answers.push(rec);
+    rec.end = () => {
+      if (rec.ended) return;
+      rec.ended = true;
+      handling.push(mine);
+      ST.call(w, () => { handling.splice(handling.indexOf(mine), 1); rec.done = true; }, 0);
+    };
+    return rec;
+  };
+  const answered = (promise, deeper) => {
+    const rec = promise && typeof promise.then === "function" ? answer(deeper) : null;
+    if (rec) promise.then(rec.end, rec.end);
+    return promise;
+  };
+  const F = w.fetch, R = w.Response && w.Response.prototype, X = w.XMLHttpRequest && w.XMLHttpRequest.prototype;
+  const BODY = ["json", "text", "arrayBuffer", "blob", "formData"], bodies = {};
+  const fetching = function () { return answered(F.apply(this, arguments), 1); };
+  // A body read is the same answer's handling: no level of its own.
+  if (R) for (const name of BODY) if (typeof R[name] === "function") {
+    const read = R[name];
+    bodies[name] = [read, function () { return answered(read.apply(this, arguments), 0); }];
+  }
+  // An XHR's end is heard by a listener added at open(), before the page sets its own handlers
+  // (axios sets onloadend after open): the handling window is open when they run.
+  const XO = X && X.open, XS = X && X.send, xhrs = new WeakMap();
+  const opening = function () {
+    const xhr = this;
+    if (!xhrs.has(xhr)) {
+      xhrs.set(xhr, null);
+      const ended = () => { const rec = xhrs.get(xhr); if (rec && xhr.readyState === 4) { xhrs.set(xhr, null); rec.end(); } };
+      try { xhr.addEventListener("readystatechange", ended); xhr.addEventListener("loadend", ended); } catch (e) {}
+    }
+    return XO.apply(this, arguments);
+  };
+  const sending = function () {
+    if (xhrs.has(this)) { const rec = answer(1); if (rec) xhrs.set(this, rec); }
+    return XS.apply(this, arguments);
   };
   const frame = function (fn) {
     if (t.armed && typeof fn === "function") {
@@ -180,6 +237,11 @@ ARM = """(function (timerMax, frameWait, slack, motionMax, quietWindow, frameMs)
   const posting = function () { if (t.armed) t.posted = true; return PM.apply(this, arguments); };
   const windowPosting = function () { if (t.armed) t.posted = true; return WPM.apply(this, arguments); };
   if (typeof ST === "function") w.setTimeout = timeout;
+  try {  // a page that made these its own (a throwing setter) keeps them: only the broker sees its requests
+    if (typeof F === "function") w.fetch = fetching;
+    for (const name in bodies) R[name] = bodies[name][1];
+    if (typeof XS === "function" && typeof XO === "function") { X.open = opening; X.send = sending; }
+  } catch (e) {}
   if (typeof RAF === "function") w.requestAnimationFrame = frame;
   if (typeof PM === "function") MP.postMessage = posting;
   if (typeof WPM === "function") w.postMessage = windowPosting;
@@ -198,8 +260,10 @@ ARM = """(function (timerMax, frameWait, slack, motionMax, quietWindow, frameMs)
     const n = now();
     let timers = 0, frames = 0;
     for (const r of t.timers) if (!r.fired && n < r.due + slack) { if (r.frame) frames++; else timers++; }
+    let open = 0;
+    for (const r of answers) if (!r.done && n < r.due) open++;
     return {mutations: t.mutations, quietMs: t.mutations ? n - t.last : n - t.t0, timers: timers, frames: frames,
-      motion: moving(n), debounced: t.debounced, hidden: document.hidden};
+      answers: open, motion: moving(n), debounced: t.debounced, hidden: document.hidden};
   };
   // The settle's end, pushed by the page: resolves as soon as nothing the action caused is pending
   // in the page (timers, frames, motion) and either nothing changed, or a rendering frame has
@@ -218,7 +282,7 @@ ARM = """(function (timerMax, frameWait, slack, motionMax, quietWindow, frameMs)
       const p = t.poll(), fresh = t.mutations !== looked;
       looked = t.mutations;
       p.ticks = ticks;
-      if (!(p.timers || p.frames || p.motion)) {
+      if (!(p.timers || p.frames || p.motion || p.answers)) {
         if (!p.mutations) return resolve(Object.assign(p, {endedBy: "nothing_caused"}));
         if (by === "frame" && !fresh) return resolve(Object.assign(p, {endedBy: "frame"}));
         // No frame came within a frame's time (the tab draws few: one behind another in its
@@ -245,6 +309,12 @@ ARM = """(function (timerMax, frameWait, slack, motionMax, quietWindow, frameMs)
   t.stop = () => {
     t.disarm();
     if (w.setTimeout === timeout) w.setTimeout = ST;
+    try {
+      if (w.fetch === fetching) w.fetch = F;
+      for (const name in bodies) if (R[name] === bodies[name][1]) R[name] = bodies[name][0];
+      if (X && X.send === sending) X.send = XS;
+      if (X && X.open === opening) X.open = XO;
+    } catch (e) {}
     for (const o of t.observers) o.disconnect();
     t.observers = [];
   };
@@ -398,7 +468,7 @@ class Settle:
         self.after_load = requests is not None  # bp open's settle (after_load)
         if session.dialog_open():
             return
-        arm = {"expression": f"{ARM}({TIMER_MAX_MS}, {FRAME_WAIT_MS}, {TIMER_SLACK_MS}, {MOTION_MAX_MS}, {int(QUIET_S * 1000)}, {FRAME_MS})", "returnByValue": False,
+        arm = {"expression": f"{ARM}({TIMER_MAX_MS}, {FRAME_WAIT_MS}, {TIMER_SLACK_MS}, {MOTION_MAX_MS}, {int(QUIET_S * 1000)}, {FRAME_MS}, {int(REQUEST_BOUND_S * 1000)})", "returnByValue": False,
                "silent": True}
         try:
             # Not waited for here: a caller overlaps it with its own checks (scripts run in the order
@@ -574,6 +644,7 @@ class Settle:
             if "mutations" in state:
                 self.mutations = mutations
             timers = state.get("timers", 0) + state.get("frames", 0)
+            answers = state.get("answers", 0)  # caused requests the page has not handled yet
             motion = state.get("motion", 0)
             frames = list(requests.frames) if requests else []
             if any(f > first_look for f in frames):
@@ -584,7 +655,7 @@ class Settle:
                 elif mutations > mutations_at_frame:  # the page changed after the frame: its answer
                     answered, mutations_at_frame = len(frames), None
             unanswered = [f for f in frames[answered:] if now - f < WS_ANSWER_S]
-            if mutations or timers or motion or awaited or overdue or frames or (requests and requests.started):
+            if mutations or timers or motion or answers or awaited or overdue or frames or (requests and requests.started):
                 caused = True
             in_grace = grace_until is not None and now < grace_until and not caused
             # The page said its DOM is done: a frame drawn with no change since the last look, or
@@ -594,7 +665,7 @@ class Settle:
                 ended_by = "quiet_window"
             quiet = not mutations or ended_by in ("frame", "frame_time", "quiet_window")
             broker_side = awaited or unanswered or in_grace  # what only the broker sees
-            if not (broker_side or timers or motion) and quiet:
+            if not (broker_side or timers or motion or answers) and quiet:
                 if overdue:
                     return self._done("capped", "cap", _pending(overdue, requests))
                 if self.after_load and not self.waited:
