@@ -95,6 +95,9 @@ def facts_of(node):
     for key, field in (("valuemin", "min"), ("valuemax", "max")):
         if isinstance(props.get(key), (int, float)):
             out[field] = props[key]
+    # A menu entry that opens a submenu says so (not every combobox: its popup is its nature).
+    if out.get("role") == "menuitem" and props.get("hasPopup") in ("menu", "listbox", "tree", "grid", "dialog", "true"):
+        out["haspopup"] = "menu" if props["hasPopup"] == "true" else props["hasPopup"]
     if props.get("multiselectable") is True:
         out["multiple"] = True
     return out
@@ -119,8 +122,8 @@ def fuse(element, facts):
         element["value"] = facts["value"]
     if facts.get("checked") == "mixed":  # (true/false: the walker's, read live)
         element["checked"] = "mixed"
-    for field in ("description", "expanded", "selected", "pressed", "required", "readonly", "invalid", "level",
-                  "min", "max", "multiple"):
+    for field in ("description", "expanded", "haspopup", "selected", "pressed", "required", "readonly", "invalid",
+                  "level", "min", "max", "multiple"):
         if field in facts:
             element[field] = facts[field]
     return element

@@ -125,6 +125,50 @@
     // A tree grid's row holding an expand button and a file name is two controls.
     return explicitRole(el) !== "row" || clean(one.textContent) === clean(el.textContent);
   }
+  // Two controls, one target: a control whose only control inside has its name (a link around
+  // a button, a role=button around a role=button). The innermost, the real one, is offered.
+  function sameTarget(el, role) {
+    if (!el.firstElementChild) return false;
+    let inner = null;
+    for (const c of el.querySelectorAll(NATIVE + ", [role]")) {
+      if (!roleOf(c)) continue;
+      if (inner) return false;
+      inner = c;
+    }
+    if (!inner) return false;
+    const mine = nameOf(el, role).toLowerCase();
+    return !!mine && mine === nameOf(inner, roleOf(inner)).toLowerCase();
+  }
+  // The role a focusable or clickable element without one takes from the widget it sits in (an
+  // <li tabindex=0 aria-haspopup> in a menu: Chromium's tree ignores it), from its nearest
+  // ancestor with a role.
+  const IMPLIED = {menu: "menuitem", menubar: "menuitem", listbox: "option", tree: "treeitem", tablist: "tab",
+    toolbar: "button"};
+  function impliedRole(el) {
+    const box = el.parentElement && el.parentElement.closest("[role]");
+    if (!box) return null;
+    const role = explicitRole(box);
+    if (role === "group") return box.parentElement && box.parentElement.closest("[role=tree]") ? "treeitem" : null;
+    return IMPLIED[role] || null;
+  }
+  // An entry's own popup (a submenu, a tree item's children): its controls are that popup's, not
+  // the entry's, and its text is not the entry's name.
+  const POPUP = "[role=menu], [role=listbox], [role=tree], [role=group], [role=dialog]";
+  function ownControl(el) {
+    for (const c of el.querySelectorAll(CONTROLS)) {
+      const popup = c.closest(POPUP);
+      if (!popup || popup === el || !el.contains(popup)) return true;
+    }
+    return false;
+  }
+  function ownText(el) {
+    let text = "";
+    for (let n = el.firstChild; n; n = n.nextSibling) {
+      if (n.nodeType === 3) text += " " + n.data;
+      else if (n.nodeType === 1 && !n.matches(POPUP)) text += " " + (n.innerText || n.textContent || "");
+    }
+    return clean(text);
+  }
   function roleOf(el) {
     if (editorKind(el)) return "textbox";
     const tag = el.localName, role = explicitRole(el);
@@ -179,12 +223,16 @@
       if (!STRUCTURES.has(explicitRole(el))) found = "button";
     }
     else if (style.cursor === "pointer" && (!parentStyle || parentStyle.cursor !== "pointer")) found = "button";
-    if (found) return container(el) ? null : found;
+    if (found) {
+      const implied = explicitRole(el) ? null : impliedRole(el);
+      if (implied) return ownControl(el) || (!el.querySelector(POPUP) && container(el)) ? null : implied;
+      return container(el) ? null : found;
+    }
     // A pointer listener Chrome reported (broker/observe/listeners.py), unless it is a container that
     // delegates for real controls inside it, or the page itself.
     const marked = globalThis.__browserPilot && globalThis.__browserPilot.listeners;
     if (marked && marked.has(el) && !["html", "body"].includes(el.localName) && !el.querySelector(CONTROLS))
-      return "button";
+      return (explicitRole(el) ? null : impliedRole(el)) || "button";
     return null;
   }
   function nameOf(el, role) {
@@ -195,7 +243,8 @@
     if (!name) name = clean(el.getAttribute("aria-label"));
     const labels = labelsOf(el);
     if (!name && labels.length) name = clean(labels.map(textOf).join(" "));
-    if (!name && NAME_FROM_CONTENT.has(role) && el.localName !== "input") name = textOf(el);
+    if (!name && NAME_FROM_CONTENT.has(role) && el.localName !== "input")
+      name = !explicitRole(el) && el.querySelector(POPUP) ? ownText(el) : textOf(el);
     if (!name) name = clean(el.getAttribute("title"));
     // A placeholder names only a field that shows it (Chromium ignores one on a <select>).
     if (!name && (el.localName === "input" || el.localName === "textarea")) name = clean(el.getAttribute("placeholder"));
@@ -221,6 +270,14 @@
     if (role === "textbox" && el.isContentEditable) return clean(el.innerText);
     const now = el.getAttribute("aria-valuenow") || el.getAttribute("aria-valuetext");
     return now;
+  }
+  // What an entry of a menu or tree says of its popup: aria-haspopup's token and aria-expanded.
+  const POPUPS = new Set(["menu", "listbox", "tree", "grid", "dialog"]);
+  function popupFacts(el, element) {
+    const popup = (el.getAttribute("aria-haspopup") || "").toLowerCase();
+    if (popup === "true" || POPUPS.has(popup)) element.haspopup = popup === "true" ? "menu" : popup;
+    const expanded = el.getAttribute("aria-expanded");
+    if (expanded === "true" || expanded === "false") element.expanded = expanded === "true";
   }
   function checkedOf(el) {
     if (el.localName === "input" && ["checkbox", "radio"].includes((el.type || "").toLowerCase())) return el.checked;
@@ -371,8 +428,10 @@
     if (style.display === "none") return;
     if (el.getAttribute("aria-hidden") === "true" || el.hasAttribute("inert")) return;
     let ownRole = roleOf(el);  // once: the children's context needs it too
-    if (ownRole && !editorKind(el) && wrapsOne(el)) ownRole = null;
-    const role = ctx.editor ? null : ownRole || (ctx.insideControl ? null : domOnlyRole(el, style, ctx.parentStyle));
+    if (ownRole && !editorKind(el) && (wrapsOne(el) || sameTarget(el, ownRole))) ownRole = null;
+    // Inside a control nothing else is one, but for an option of a listbox that has no role of its own.
+    const role = ctx.editor ? null : ownRole || (ctx.insideControl && !(ctx.listbox && impliedRole(el) === "option")
+      ? null : domOnlyRole(el, style, ctx.parentStyle));
     let counted = false;
     const changed = ctx.changed || (watched.marks.get(el) || 0) > changedSince;
     const visibility = role ? style.visibility : null;
@@ -418,6 +477,7 @@
           const value = valueOf(el, role);
           if (value) element.value = cut(value, MAX_VALUE);
           if (checkedOf(el)) element.checked = true;
+          if (!ownRole && role !== "button") popupFacts(el, element);  // an implied entry: the engine ignores it
           out.push(element);
           outEls.push(el);
           els.push(el);
@@ -436,7 +496,8 @@
       }
     }
     const childCtx = {doc: ctx.doc, win: ctx.win, modal: ctx.modal, parentStyle: style, docIndex: ctx.docIndex, changed: changed,
-      insideControl: ctx.insideControl || counted || !!ownRole, editor: ctx.editor || !!editorKind(el)};
+      insideControl: ctx.insideControl || counted || !!ownRole, editor: ctx.editor || !!editorKind(el),
+      listbox: ownRole === "listbox" ? el : counted || ownRole ? null : ctx.listbox};
     if (el.shadowRoot) for (const child of el.shadowRoot.children) visit(child, depth + 1, childCtx);
     if (el.localName === "iframe" || el.localName === "frame") {
       let inner = null;
@@ -653,7 +714,8 @@
     }
   }
   // For live revalidation of a single ref after same-document changes (resolve.js).
-  store.roleOf = roleOf;
+  // The role the walker gave an element: its own, else its widget's (a role-less menu entry), else a button.
+  store.roleOf = (el) => roleOf(el) || (explicitRole(el) ? null : impliedRole(el));
   store.editorKind = editorKind;
   store.editorText = editorText;
   store.editorInput = editorInput;

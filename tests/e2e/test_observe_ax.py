@@ -101,7 +101,7 @@ def test_submenu_entry_is_offered_and_its_menu_is_not_a_button(home, connected, 
     </div>""")
     observation = opened(home, connected, url)
     names = [(e["role"], e["name"]) for e in observation["elements"]]
-    assert ("button", "Open recent") in names, names
+    assert ("menuitem", "Open recent") in names, names
     assert not any("New file" in n and "Save" in n for _, n in names), names
 
 
