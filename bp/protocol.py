@@ -65,6 +65,8 @@ TIMEOUT_MIN_MS, TIMEOUT_MAX_MS, TIMEOUT_DEFAULT_MS = 1, 300_000, 60_000
 WAIT_TIMEOUT_DEFAULT_MS = 30_000  # `bp wait` without --timeout: a condition not met in 30 s rarely comes later
 
 # The roles an observation gives elements (broker/scripts/observe.js), for `bp snapshot --role`.
+# What an element's `haspopup` says it opens (aria-haspopup's tokens; "true" is a menu).
+HASPOPUP = ("menu", "listbox", "tree", "grid", "dialog")
 ELEMENT_ROLES = ("button", "link", "textbox", "searchbox", "combobox", "listbox", "checkbox", "radio",
                  "spinbutton", "slider", "switch", "menuitem", "menuitemcheckbox", "menuitemradio", "tab",
                  "option", "treeitem", "row", "gridcell", "columnheader", "rowheader")

@@ -60,7 +60,7 @@ class Element(Strict):
     checked = fields.Raw(validate=_true_or_mixed)
     pressed = fields.Raw(validate=_true_or_mixed)
     expanded = fields.Boolean(truthy={True}, falsy={False})
-    haspopup = fields.String(validate=validate.OneOf(("menu", "listbox", "tree", "grid", "dialog")))
+    haspopup = fields.String(validate=validate.OneOf(protocol.HASPOPUP))
     selected = fields.Boolean(truthy={True}, falsy={False})
     required = fields.Boolean(truthy={True}, falsy={False})
     readonly = fields.Boolean(truthy={True}, falsy={False})

@@ -185,11 +185,9 @@ ARM = """(function (timerMax, frameWait, slack, motionMax, quietWindow, frameMs,
   const answer = (deeper) => {  // null where the code asking is not caused
     const d = depth();
     if (d < 0) return null;
-    const rec = {due: now() + requestBound, done: false, ended: false}, mine = Math.max(d + deeper, 1);
+    const rec = {due: now() + requestBound, done: false}, mine = Math.max(d + deeper, 1);
     answers.push(rec);
-    rec.end = () => {
-      if (rec.ended) return;
-      rec.ended = true;
+    rec.end = () => {  // once: a promise settles once, an XHR's listener lets go of its record first
       handling.push(mine);
       ST.call(w, () => { handling.splice(handling.indexOf(mine), 1); rec.done = true; }, 0);
     };
@@ -200,30 +198,37 @@ ARM = """(function (timerMax, frameWait, slack, motionMax, quietWindow, frameMs,
     if (rec) promise.then(rec.end, rec.end);
     return promise;
   };
-  const F = w.fetch, R = w.Response && w.Response.prototype, X = w.XMLHttpRequest && w.XMLHttpRequest.prototype;
-  const BODY = ["json", "text", "arrayBuffer", "blob", "formData"], bodies = {};
-  const fetching = function () { return answered(F.apply(this, arguments), 1); };
+  // Each wrapper the settle puts on the page's request functions, until it stops: [owner, name,
+  // the page's own, ours]. A page that made one its own (a throwing setter) keeps it: only the
+  // broker sees those requests.
+  const patches = [];
+  const patch = (owner, name, wrap) => {
+    const own = owner && owner[name];
+    if (typeof own !== "function") return;
+    const mine = wrap(own);
+    try { owner[name] = mine; if (owner[name] === mine) patches.push([owner, name, own, mine]); } catch (e) {}
+  };
+  patch(w, "fetch", (own) => function () { return answered(own.apply(this, arguments), 1); });
   // A body read is the same answer's handling: no level of its own.
-  if (R) for (const name of BODY) if (typeof R[name] === "function") {
-    const read = R[name];
-    bodies[name] = [read, function () { return answered(read.apply(this, arguments), 0); }];
-  }
+  const R = w.Response && w.Response.prototype;
+  for (const name of ["json", "text", "arrayBuffer", "blob", "formData"])
+    patch(R, name, (own) => function () { return answered(own.apply(this, arguments), 0); });
   // An XHR's end is heard by a listener added at open(), before the page sets its own handlers
   // (axios sets onloadend after open): the handling window is open when they run.
-  const XO = X && X.open, XS = X && X.send, xhrs = new WeakMap();
-  const opening = function () {
+  const X = w.XMLHttpRequest && w.XMLHttpRequest.prototype, xhrs = new WeakMap();
+  patch(X, "open", (own) => function () {
     const xhr = this;
     if (!xhrs.has(xhr)) {
       xhrs.set(xhr, null);
       const ended = () => { const rec = xhrs.get(xhr); if (rec && xhr.readyState === 4) { xhrs.set(xhr, null); rec.end(); } };
       try { xhr.addEventListener("readystatechange", ended); xhr.addEventListener("loadend", ended); } catch (e) {}
     }
-    return XO.apply(this, arguments);
-  };
-  const sending = function () {
+    return own.apply(this, arguments);
+  });
+  patch(X, "send", (own) => function () {
     if (xhrs.has(this)) { const rec = answer(1); if (rec) xhrs.set(this, rec); }
-    return XS.apply(this, arguments);
-  };
+    return own.apply(this, arguments);
+  });
   const frame = function (fn) {
     if (t.armed && typeof fn === "function") {
       const rec = {due: now() + frameWait, fired: false, frame: true};
@@ -237,11 +242,6 @@ ARM = """(function (timerMax, frameWait, slack, motionMax, quietWindow, frameMs,
   const posting = function () { if (t.armed) t.posted = true; return PM.apply(this, arguments); };
   const windowPosting = function () { if (t.armed) t.posted = true; return WPM.apply(this, arguments); };
   if (typeof ST === "function") w.setTimeout = timeout;
-  try {  // a page that made these its own (a throwing setter) keeps them: only the broker sees its requests
-    if (typeof F === "function") w.fetch = fetching;
-    for (const name in bodies) R[name] = bodies[name][1];
-    if (typeof XS === "function" && typeof XO === "function") { X.open = opening; X.send = sending; }
-  } catch (e) {}
   if (typeof RAF === "function") w.requestAnimationFrame = frame;
   if (typeof PM === "function") MP.postMessage = posting;
   if (typeof WPM === "function") w.postMessage = windowPosting;
@@ -309,12 +309,7 @@ ARM = """(function (timerMax, frameWait, slack, motionMax, quietWindow, frameMs,
   t.stop = () => {
     t.disarm();
     if (w.setTimeout === timeout) w.setTimeout = ST;
-    try {
-      if (w.fetch === fetching) w.fetch = F;
-      for (const name in bodies) if (R[name] === bodies[name][1]) R[name] = bodies[name][0];
-      if (X && X.send === sending) X.send = XS;
-      if (X && X.open === opening) X.open = XO;
-    } catch (e) {}
+    for (const [owner, name, own, mine] of patches.splice(0)) try { if (owner[name] === mine) owner[name] = own; } catch (e) {}
     for (const o of t.observers) o.disconnect();
     t.observers = [];
   };

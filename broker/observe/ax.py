@@ -96,8 +96,9 @@ def facts_of(node):
         if isinstance(props.get(key), (int, float)):
             out[field] = props[key]
     # A menu entry that opens a submenu says so (not every combobox: its popup is its nature).
-    if out.get("role") == "menuitem" and props.get("hasPopup") in ("menu", "listbox", "tree", "grid", "dialog", "true"):
-        out["haspopup"] = "menu" if props["hasPopup"] == "true" else props["hasPopup"]
+    popup = "menu" if props.get("hasPopup") == "true" else props.get("hasPopup")
+    if out.get("role") == "menuitem" and popup in protocol.HASPOPUP:
+        out["haspopup"] = popup
     if props.get("multiselectable") is True:
         out["multiple"] = True
     return out

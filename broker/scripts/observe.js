@@ -129,22 +129,25 @@
   // a button, a role=button around a role=button). The innermost, the real one, is offered.
   function sameTarget(el, role) {
     if (!el.firstElementChild) return false;
-    let inner = null;
+    let inner = null, innerRole = null;
     for (const c of el.querySelectorAll(NATIVE + ", [role]")) {
-      if (!roleOf(c)) continue;
+      const r = roleOf(c);
+      if (!r) continue;
       if (inner) return false;
       inner = c;
+      innerRole = r;
     }
     if (!inner) return false;
     const mine = nameOf(el, role).toLowerCase();
-    return !!mine && mine === nameOf(inner, roleOf(inner)).toLowerCase();
+    return !!mine && mine === nameOf(inner, innerRole).toLowerCase();
   }
   // The role a focusable or clickable element without one takes from the widget it sits in (an
   // <li tabindex=0 aria-haspopup> in a menu: Chromium's tree ignores it), from its nearest
-  // ancestor with a role.
+  // ancestor with a role; null for an element with a role of its own.
   const IMPLIED = {menu: "menuitem", menubar: "menuitem", listbox: "option", tree: "treeitem", tablist: "tab",
     toolbar: "button"};
   function impliedRole(el) {
+    if (explicitRole(el)) return null;
     const box = el.parentElement && el.parentElement.closest("[role]");
     if (!box) return null;
     const role = explicitRole(box);
@@ -224,7 +227,7 @@
     }
     else if (style.cursor === "pointer" && (!parentStyle || parentStyle.cursor !== "pointer")) found = "button";
     if (found) {
-      const implied = explicitRole(el) ? null : impliedRole(el);
+      const implied = impliedRole(el);
       if (implied) return ownControl(el) || (!el.querySelector(POPUP) && container(el)) ? null : implied;
       return container(el) ? null : found;
     }
@@ -232,7 +235,7 @@
     // delegates for real controls inside it, or the page itself.
     const marked = globalThis.__browserPilot && globalThis.__browserPilot.listeners;
     if (marked && marked.has(el) && !["html", "body"].includes(el.localName) && !el.querySelector(CONTROLS))
-      return (explicitRole(el) ? null : impliedRole(el)) || "button";
+      return impliedRole(el) || "button";
     return null;
   }
   function nameOf(el, role) {
@@ -272,10 +275,10 @@
     return now;
   }
   // What an entry of a menu or tree says of its popup: aria-haspopup's token and aria-expanded.
-  const POPUPS = new Set(["menu", "listbox", "tree", "grid", "dialog"]);
+  const POPUP_KINDS = new Set(["menu", "listbox", "tree", "grid", "dialog"]);  // bp/protocol.py HASPOPUP
   function popupFacts(el, element) {
     const popup = (el.getAttribute("aria-haspopup") || "").toLowerCase();
-    if (popup === "true" || POPUPS.has(popup)) element.haspopup = popup === "true" ? "menu" : popup;
+    if (popup === "true" || POPUP_KINDS.has(popup)) element.haspopup = popup === "true" ? "menu" : popup;
     const expanded = el.getAttribute("aria-expanded");
     if (expanded === "true" || expanded === "false") element.expanded = expanded === "true";
   }
@@ -715,7 +718,7 @@
   }
   // For live revalidation of a single ref after same-document changes (resolve.js).
   // The role the walker gave an element: its own, else its widget's (a role-less menu entry), else a button.
-  store.roleOf = (el) => roleOf(el) || (explicitRole(el) ? null : impliedRole(el));
+  store.roleOf = (el) => roleOf(el) || impliedRole(el);
   store.editorKind = editorKind;
   store.editorText = editorText;
   store.editorInput = editorInput;
