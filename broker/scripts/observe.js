@@ -137,7 +137,9 @@
       inner = c;
       innerRole = r;
     }
-    if (!inner) return false;
+    // An input inside is wrapsOne's to judge: a label drawn as a button around a hidden file
+    // input (MUI's upload button) is the control, not the input.
+    if (!inner || inner.localName === "input") return false;
     const mine = nameOf(el, role).toLowerCase();
     return !!mine && mine === nameOf(inner, innerRole).toLowerCase();
   }
