@@ -54,6 +54,12 @@ CASES = {
     "fetch_then_timer_then_fetch": _click(
         "fetch('/api?wait=50').then(r => r.json()).then(() => setTimeout(() =>"
         " fetch('/api?wait=50').then(r => r.json()).then(() => show('Answer')), 60))"),
+    # Several task turns (zero-delay timers) between the answer and the next request: turns are
+    # no levels (Dash's observer yields once per store change; a chain of them ran out of levels).
+    "fetch_then_turns_then_fetch": _click(
+        "const turn = (n, f) => n ? setTimeout(() => turn(n - 1, f), 0) : f();"
+        " fetch('/api?wait=50').then(r => r.json()).then(() => turn(5, () => setTimeout(() =>"
+        " fetch('/api?wait=50').then(r => r.json()).then(() => show('Answer')), 60)))"),
     # The same through XMLHttpRequest (axios resolves in onloadend).
     "xhr_then_timer_then_fetch": _click(
         "const x = new XMLHttpRequest(); x.open('GET', '/api?wait=50'); x.onloadend = () =>"

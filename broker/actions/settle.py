@@ -16,8 +16,10 @@ What counts as caused, and how it is seen:
   reported as pending, never awaited; and, seen from the page, a caused fetch or XHR until the
   page has handled its answer (the network reports a request's end before the renderer has run
   the handlers that may send the next one: Dash's callback queue answers, takes a timer turn, then
-  sends the newest value) — the handling is caused code, one level deeper, like a caused timer's
-  callback;
+  sends the newest value) — the handling is caused code at the asking code's level (at least
+  1): neither a request nor a zero-delay timer (a task turn) is a level, so a chain of answers
+  and turns (Dash's queue, one hop per value) is bounded by the timers that wait, the requests'
+  bound and the settle's, not spent by its hops;
 - timers (setTimeout up to TIMER_MAX_MS) and animation frames the page scheduled while the input
   was being dispatched, and the timers that a caused timer's callback schedules, two levels deep
   (a library's next step: Bootstrap's modal shows its dialog when the backdrop's timer fires, and
@@ -155,16 +157,22 @@ ARM = """(function (timerMax, frameWait, slack, motionMax, quietWindow, frameMs,
   // first step ran: Bootstrap's modal); a page that keeps re-arming one is a poll, not an answer.
   let level = 0;  // the level of the caused timer whose callback runs now (0: none)
   // The page's handling of a caused answer (a fetch's response, its body, an XHR's end) is caused
-  // too, one level deeper than the code that asked: from the answer's first microtask (ours, the
-  // first registered) to the task turn after it, which the page's own handlers run before.
+  // too, at the level of the code that asked (at least 1; a request is no level of its own): from
+  // the answer's first microtask (ours, the first registered) to the task turn after it, which the
+  // page's own handlers run before.
   const handling = [];
   // The causal depth of the code running now: 0 the dispatch, n a caused callback, -1 not caused.
   const depth = () => Math.max(level, handling.length ? Math.min.apply(Math, handling) : 0) ||
     (t.armed ? 0 : -1);
+  // A zero-delay timer is a task turn, not a wait (Dash's store observer yields so before each
+  // request): it keeps its caller's level, up to TURNS of them per settle (then a busy loop).
+  let turns = 0;
+  const TURNS = 100;
   const timeout = function (fn, delay) {
-    const ms = Number(delay) || 0, d = depth();
-    if (d >= 0 && d < 3 && typeof fn === "function" && ms <= timerMax) {
-      const rec = {due: now() + ms, fired: false}, mine = d + 1;
+    const ms = Number(delay) || 0, d = depth(), turn = ms <= 0 && turns < TURNS;
+    if (d >= 0 && (d < 3 || turn) && typeof fn === "function" && ms <= timerMax) {
+      if (turn) turns++;
+      const rec = {due: now() + ms, fired: false}, mine = turn ? Math.max(d, 1) : d + 1;
       t.timers.push(rec);
       const args = Array.prototype.slice.call(arguments, 2);
       return ST.call(w, function () {
@@ -182,10 +190,10 @@ ARM = """(function (timerMax, frameWait, slack, motionMax, quietWindow, frameMs,
   // reports its end before the page has run the handlers that may send the next one), for at most
   // requestBound ms (a long poll is reported by the broker, never awaited).
   const answers = [];
-  const answer = (deeper) => {  // null where the code asking is not caused
+  const answer = () => {  // null where the code asking is not caused
     const d = depth();
     if (d < 0) return null;
-    const rec = {due: now() + requestBound, done: false}, mine = Math.max(d + deeper, 1);
+    const rec = {due: now() + requestBound, done: false}, mine = Math.max(d, 1);
     answers.push(rec);
     rec.end = () => {  // once: a promise settles once, an XHR's listener lets go of its record first
       handling.push(mine);
@@ -193,8 +201,8 @@ ARM = """(function (timerMax, frameWait, slack, motionMax, quietWindow, frameMs,
     };
     return rec;
   };
-  const answered = (promise, deeper) => {
-    const rec = promise && typeof promise.then === "function" ? answer(deeper) : null;
+  const answered = (promise) => {
+    const rec = promise && typeof promise.then === "function" ? answer() : null;
     if (rec) promise.then(rec.end, rec.end);
     return promise;
   };
@@ -208,11 +216,11 @@ ARM = """(function (timerMax, frameWait, slack, motionMax, quietWindow, frameMs,
     const mine = wrap(own);
     try { owner[name] = mine; if (owner[name] === mine) patches.push([owner, name, own, mine]); } catch (e) {}
   };
-  patch(w, "fetch", (own) => function () { return answered(own.apply(this, arguments), 1); });
-  // A body read is the same answer's handling: no level of its own.
+  patch(w, "fetch", (own) => function () { return answered(own.apply(this, arguments)); });
+  // A body read is the same answer's handling.
   const R = w.Response && w.Response.prototype;
   for (const name of ["json", "text", "arrayBuffer", "blob", "formData"])
-    patch(R, name, (own) => function () { return answered(own.apply(this, arguments), 0); });
+    patch(R, name, (own) => function () { return answered(own.apply(this, arguments)); });
   // An XHR's end is heard by a listener added at open(), before the page sets its own handlers
   // (axios sets onloadend after open): the handling window is open when they run.
   const X = w.XMLHttpRequest && w.XMLHttpRequest.prototype, xhrs = new WeakMap();
@@ -226,7 +234,7 @@ ARM = """(function (timerMax, frameWait, slack, motionMax, quietWindow, frameMs,
     return own.apply(this, arguments);
   });
   patch(X, "send", (own) => function () {
-    if (xhrs.has(this)) { const rec = answer(1); if (rec) xhrs.set(this, rec); }
+    if (xhrs.has(this)) { const rec = answer(); if (rec) xhrs.set(this, rec); }
     return own.apply(this, arguments);
   });
   const frame = function (fn) {
