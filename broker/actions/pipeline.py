@@ -121,9 +121,18 @@ def _observed(tab, action):
     name = tab.request.op
     lead = {}  # the answer leads with what the action changed (snapshot.observe)
     phases.mark(tab.request.record, "observe")
+    loader = tab.session.loader
     try:
-        result = snapshot.observe(tab.broker, tab.agent, tab.raw, tab.session, tab.args.get("limit", 50),
-                                 timeout_s=tab.remaining(floor=1.0), lead=lead)
+        try:
+            result = snapshot.observe(tab.broker, tab.agent, tab.raw, tab.session, tab.args.get("limit", 50),
+                                     timeout_s=tab.remaining(floor=1.0), lead=lead)
+        except BPError:
+            if tab.session.loader == loader or tab.session.dialog_open():
+                raise
+            # A new document committed while the old one was observed (the page, or a popup it
+            # opened, navigated it): the answer is the document the tab shows now.
+            result = snapshot.observe(tab.broker, tab.agent, tab.raw, tab.session, tab.args.get("limit", 50),
+                                     timeout_s=tab.remaining(floor=1.0), lead=lead)
     except BPError as exc:
         if tab.session.dialog_open():  # opened while observing: the same answer as above
             return {"evidence": dict(evidence, effects=sorted(set(evidence.get("effects", ())) | {"dialog_opened"})),
