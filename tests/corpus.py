@@ -93,4 +93,17 @@ CASES = {
         document.addEventListener('click', () => {}); document.body.addEventListener('mousedown', () => {});</script>""",
                            [("button", "First"), ("button", "Second")],
                            [("button", "First Second"), ("button", "Plain text")]),
+    # Entries with no role of their own inside a role=menu or a listbox (issue 38): Chromium's tree
+    # ignores the focusable <li>; bp offers the role its container implies, named from its own text.
+    "role_less_entries": ("""<ul role=menu aria-label=Context>
+        <li tabindex=0 aria-haspopup=true id=share>Share<ul role=menu hidden><li role=menuitem tabindex=-1>Email</li></ul></li>
+        <li role=menuitem tabindex=-1>Copy</li></ul>
+        <div role=listbox aria-label=Fruit><div tabindex=0 id=pear>Pear</div></div>
+        <script>for (const id of ['share', 'pear']) document.getElementById(id).addEventListener('click', () => {});</script>""",
+                          [("menuitem", "Share"), ("menuitem", "Copy"), ("option", "Pear")],
+                          [("menuitem", "Email"), ("listitem", "Share Email")]),
+    # One target, two controls nested (issue 38): a wrapper and the control inside it, one name.
+    "nested_same_target": ("""<div role=button tabindex=0 aria-label=Bold><span role=button aria-label=Bold>B</span></div>
+        <a href="#go"><button>Go</button></a>""",
+                           [("button", "Bold"), ("button", "Go")], [("link", "Go")]),
 }

@@ -219,6 +219,11 @@
     "search", "tabpanel", "dialog", "alertdialog", "grid", "treegrid", "tree", "table", "list", "menu", "menubar",
     "tablist", "toolbar", "radiogroup", "group", "article", "document", "application", "log", "status", "alert",
     "feed", "rowgroup", "note", "figure"]);
+  // An entry right inside a submenu: the pointer cursor it shares with its parent is the one the
+  // submenu inherits from the entry that holds it, not the sign of a bigger target around it.
+  function entryOfPopup(el) {
+    return !!el.parentElement && el.parentElement.matches(POPUP) && !!impliedRole(el);
+  }
   function domOnlyRole(el, style, parentStyle) {
     // Controls the accessibility tree misses: focusable or pointer-cursor elements with handlers,
     // unless they hold other controls or a page of text (then those, or nothing, are offered).
@@ -227,7 +232,7 @@
     else if (el.hasAttribute("tabindex") && el.tabIndex >= 0 && !["html", "body"].includes(el.localName)) {
       if (!STRUCTURES.has(explicitRole(el))) found = "button";
     }
-    else if (style.cursor === "pointer" && (!parentStyle || parentStyle.cursor !== "pointer")) found = "button";
+    else if (style.cursor === "pointer" && (!parentStyle || parentStyle.cursor !== "pointer" || entryOfPopup(el))) found = "button";
     if (found) {
       const implied = impliedRole(el);
       if (implied) return ownControl(el) || (!el.querySelector(POPUP) && container(el)) ? null : implied;
@@ -283,6 +288,18 @@
     if (popup === "true" || POPUP_KINDS.has(popup)) element.haspopup = popup === "true" ? "menu" : popup;
     const expanded = el.getAttribute("aria-expanded");
     if (expanded === "true" || expanded === "false") element.expanded = expanded === "true";
+    else if (element.expanded === undefined) nestedPopupFacts(el, element);
+  }
+  // An implied entry that holds its own popup (jQuery UI's <li>Export<ul>...</ul></li>) and says
+  // nothing of it: the popup it holds is the fact, and whether it shows is whether it is expanded.
+  function nestedPopupFacts(el, element) {
+    for (const popup of el.querySelectorAll(POPUP)) {
+      if (popup.parentElement.closest(POPUP) !== el.closest(POPUP)) continue;  // a popup of an entry inside
+      const kind = explicitRole(popup);
+      if (kind !== "group" && element.haspopup === undefined) element.haspopup = kind;
+      element.expanded = popup.getClientRects().length > 0 && getComputedStyle(popup).visibility !== "hidden";
+      return;
+    }
   }
   function checkedOf(el) {
     if (el.localName === "input" && ["checkbox", "radio"].includes((el.type || "").toLowerCase())) return el.checked;
@@ -501,7 +518,8 @@
       }
     }
     const childCtx = {doc: ctx.doc, win: ctx.win, modal: ctx.modal, parentStyle: style, docIndex: ctx.docIndex, changed: changed,
-      insideControl: ctx.insideControl || counted || !!ownRole, editor: ctx.editor || !!editorKind(el),
+      // A popup an entry holds (a submenu inside its <li>) holds controls of its own.
+      insideControl: (ctx.insideControl || counted || !!ownRole) && !(!ownRole && el.matches(POPUP)), editor: ctx.editor || !!editorKind(el),
       listbox: ownRole === "listbox" ? el : counted || ownRole ? null : ctx.listbox};
     if (el.shadowRoot) for (const child of el.shadowRoot.children) visit(child, depth + 1, childCtx);
     if (el.localName === "iframe" || el.localName === "frame") {

@@ -97,6 +97,7 @@ WALK_JS = r"""const walk = (root, selector, visit) => {
 
 MARK_JS = r"""(() => {
   let n = 0;
+  const NATIVE = 'a[href], button, input:not([type=hidden]), select, textarea, summary';
   WALK
   walk(document, '*', (el) => {
     const p = el.parentElement;
@@ -104,6 +105,16 @@ MARK_JS = r"""(() => {
     el.setAttribute('data-bp-agree', String(++n));
     const box = el.getBoundingClientRect();
     if (box.width === 0 && box.height === 0) el.setAttribute('data-bp-agree-box', '0');
+    // Focusable by a person (Tab reaches it) and shown: a control whatever the accessibility tree
+    // says of it; "p" when it is also pressable (a native control, a pointer cursor of its own,
+    // an onclick), "h" when so but inside what the page hides from assistive technology.
+    if (el.tabIndex >= 0 && !el.disabled && !['HTML', 'BODY', 'IFRAME', 'FRAME'].includes(el.tagName)
+        && box.width > 0 && box.height > 0 && el.checkVisibility({visibilityProperty: true})) {
+      const own = getComputedStyle(el).cursor === 'pointer'
+        && !(el.parentElement && getComputedStyle(el.parentElement).cursor === 'pointer');
+      const pressable = own || el.hasAttribute('onclick') || el.matches(NATIVE);
+      el.setAttribute('data-bp-agree-f', !pressable ? '' : el.closest('[aria-hidden=true]') ? 'h' : 'p');
+    }
   });
   return n;
 })()""".replace("WALK", WALK_JS)
@@ -118,7 +129,8 @@ SELECT_JS = r"""((marks, attr) => {
 })(%s, %s)""".replace("WALK", WALK_JS)
 
 UNMARK_JS = SELECT_JS.replace("if (wanted.has(el.getAttribute('data-bp-agree'))) el.setAttribute(attr, ''); else ",
-                              "el.removeAttribute('data-bp-agree'); el.removeAttribute('data-bp-agree-box'); ")
+                              "el.removeAttribute('data-bp-agree'); el.removeAttribute('data-bp-agree-box'); "
+                              "el.removeAttribute('data-bp-agree-f'); ")
 
 
 def clean(text):
@@ -160,6 +172,8 @@ def _dom_marks(tab):
         pairs[":tag"] = node.get("nodeName", "").lower()
         if "data-bp-agree-box" in pairs:
             pairs[":box"] = "0"
+        if "data-bp-agree-f" in pairs:
+            pairs[":focusable"] = pairs["data-bp-agree-f"] or "f"
         if "data-bp-agree" in pairs:
             marks[pairs["data-bp-agree"]] = (node["backendNodeId"], pairs)
         for key in ("children", "shadowRoots"):
@@ -178,8 +192,10 @@ class Page:
     def __init__(self, label):
         self.label = label
         self.offered = self.additions = self.agree = self.operable = 0
+        self.hidden_controls = 0  # of `operable`: focusable, pressable elements Chromium ignores
         self.disagreements = []  # (kind, bp role, bp name, chromium role, chromium name)
         self.missed = []  # (chromium role, name, explained reason or None)
+        self.duplicates = []  # (bp role, name, bp role, name): two refs offered for one target
         self.oopifs = 0
 
     @property
@@ -201,7 +217,7 @@ class Page:
         return {"page": self.label, "offered": self.offered, "additions": self.additions,
                 "agree": self.agree, "agreement": round(100 * self.agreement, 1), "disagree": kinds,
                 "operable": self.operable, "missed": len(self.missed), "unexplained": len(self.unexplained),
-                "oopifs": self.oopifs}
+                "duplicates": len(self.duplicates), "hidden_controls": self.hidden_controls, "oopifs": self.oopifs}
 
 
 def _stated_left_out(observation):
@@ -216,6 +232,69 @@ def _stated_left_out(observation):
             if isinstance(entry, dict) and "role" in entry and "name" in entry:
                 stated[(entry["role"], clean(entry["name"]))] = key
     return stated
+
+
+# What a person's click sets off on the element itself (a listener the page added to it).
+CLICK_EVENTS = {"click", "mousedown", "mouseup", "pointerdown", "pointerup", "touchstart", "touchend"}
+
+
+def _focusable_and_clickable(tab, trees, attrs_of, native_parts, descendants):
+    """The AX nodes Chromium ignores whose element a person can still reach by Tab and press: shown,
+    focusable (tabIndex >= 0), and with a pointer cursor of its own, an onclick, or a click listener
+    of its own; not a container of other focusable elements (those inside are the controls), not a
+    native control's part. Chromium's operable nodes are counted apart (`operable`, below)."""
+    found = []
+    for tree in trees:
+        for node in tree.values():
+            backend = node.get("backendDOMNodeId")
+            mark = attrs_of.get(backend, {}).get(":focusable")
+            if not mark or not node.get("ignored") or backend in native_parts:
+                continue
+            if any(attrs_of.get(c.get("backendDOMNodeId"), {}).get(":focusable") for c in descendants(node)):
+                continue
+            if mark == "f" and not _click_listener(tab, backend):
+                continue
+            found.append(node)
+    return found
+
+
+def _click_listener(tab, backend):
+    try:
+        obj = tab.call("DOM.resolveNode", {"backendNodeId": backend})["object"]
+        listeners = tab.call("DOMDebugger.getEventListeners", {"objectId": obj["objectId"]})["listeners"]
+    except (RuntimeError, KeyError):
+        return False
+    return any(listener["type"] in CLICK_EVENTS for listener in listeners)
+
+
+def _find_duplicates(page, elements, node_of_ref, by_backend, attrs_of, descendants):
+    """Two refs for one target: the same node twice, a wrapper offered around a control inside it
+    under the same name, or a <label> offered beside the control it labels, under its name."""
+    offered = {}
+    for el in elements:
+        backend = node_of_ref.get(el["ref"])
+        if backend is None:
+            continue
+        if backend in offered:
+            page.duplicates.append((offered[backend]["role"], clean(offered[backend].get("name")), el["role"],
+                                    clean(el.get("name"))))
+        offered.setdefault(backend, el)
+    by_id = {a.get("id"): b for b, a in attrs_of.items() if a.get("id")}
+    for backend, el in offered.items():
+        name = clean(el.get("name"))
+        if not name:
+            continue
+        inner = []
+        node = by_backend.get(backend)
+        if node is not None:
+            inner = [c.get("backendDOMNodeId") for c in descendants(node)]
+        attrs = attrs_of.get(backend, {})
+        if attrs.get(":tag") == "label" and attrs.get("for") in by_id:
+            inner.append(by_id[attrs["for"]])
+        for other in inner:
+            twin = offered.get(other)
+            if twin is not None and clean(twin.get("name")) == name:
+                page.duplicates.append((el["role"], name, twin["role"], name))
 
 
 def measure(chromium, env, url, label=None, bp=helpers.BP, observation=None):
@@ -298,6 +377,10 @@ def measure(chromium, env, url, label=None, bp=helpers.BP, observation=None):
             return not has_control_inside(node)
 
         operable_nodes = [n for tree in trees for n in tree.values() if operable(n)]
+        hidden_controls = _focusable_and_clickable(tab, trees, attrs_of, native_parts, descendants)
+        page.hidden_controls = len(hidden_controls)
+        hidden_ids = {id(n) for n in hidden_controls}
+        operable_nodes += hidden_controls
         page.operable = len(operable_nodes)
         # Which ref is which node: `bp find` over marked elements, likeliest first.
         mark_of_backend = {b: m for m, b in backend_of.items()}
@@ -323,6 +406,7 @@ def measure(chromium, env, url, label=None, bp=helpers.BP, observation=None):
                     node_of_ref[el["ref"]] = backend_of[mark]
 
         offered_backends = set()
+        named_inside = {node_of_ref[el["ref"]]: clean(el.get("name")) for el in elements if el["ref"] in node_of_ref}
         for el in elements:
             backend = node_of_ref.get(el["ref"])
             name = clean(el.get("name"))
@@ -331,6 +415,9 @@ def measure(chromium, env, url, label=None, bp=helpers.BP, observation=None):
                 continue
             offered_backends.add(backend)
             node = by_backend.get(backend)
+            if node is not None and node.get("ignored") and id(node) in hidden_ids:
+                page.additions += 1  # a control Chromium ignores (a role-less menu entry): offered anyway
+                continue
             if node is None or node.get("ignored"):
                 page.disagreements.append(("ignored", el["role"], name, None, None))
                 continue
@@ -348,6 +435,8 @@ def measure(chromium, env, url, label=None, bp=helpers.BP, observation=None):
                 page.disagreements.append(("role", el["role"], name, ax_role, ax_name))
             else:
                 page.additions += 1
+
+        _find_duplicates(page, elements, node_of_ref, by_backend, attrs_of, descendants)
 
         def offered_inside(node):
             return any(child.get("backendDOMNodeId") in offered_backends for child in descendants(node))
@@ -369,8 +458,13 @@ def measure(chromium, env, url, label=None, bp=helpers.BP, observation=None):
                 continue
             role, name = role_of(node), clean((node.get("name") or {}).get("value"))
             reason = "element_limit" if limited else stated.get((role, name)) or ("behind_modal" if modal else None)
+            if reason is None and attrs_of.get(node.get("backendDOMNodeId"), {}).get(":focusable") == "h":
+                reason = "aria_hidden"  # the page hides it from assistive technology: so does bp (README)
             if reason is None and role in WRAPPERS and offered_inside(node):
                 reason = "one_entry_per_control"
+            if reason is None and name and any(named_inside.get(c.get("backendDOMNodeId")) == name
+                                               for c in descendants(node)):
+                reason = "same_target"  # a wrapper around the control offered under its name
             if reason is None and offered_around(node) and (
                     role not in INTERACTIVE or attrs_of.get(node.get("backendDOMNodeId"), {}).get(":tag") == "input"):
                 # A part of an offered control (a slider's focusable track) or the hidden native input
@@ -389,21 +483,22 @@ def measure(chromium, env, url, label=None, bp=helpers.BP, observation=None):
 def table(pages, detail=False):
     """The per-page table (and, with detail, each disagreement and unexplained miss)."""
     lines = [f"{'page':34} {'offered':>7} {'added':>5} {'agree':>5} {'agree%':>7} {'operable':>8} {'missed':>6} "
-             f"{'unexpl':>6}  disagreements"]
+             f"{'unexpl':>6} {'dup':>4} {'axign':>5}  disagreements"]
     total = Page("TOTAL")
     for p in pages:
         row = p.as_row()
         lines.append(f"{p.label[:34]:34} {p.offered:7} {p.additions:5} {p.agree:5} {row['agreement']:7.1f} "
-                     f"{p.operable:8} {len(p.missed):6} {len(p.unexplained):6}  "
+                     f"{p.operable:8} {len(p.missed):6} {len(p.unexplained):6} {len(p.duplicates):4} {p.hidden_controls:5}  "
                      + " ".join(f"{k}:{v}" for k, v in sorted(row["disagree"].items()))
                      + (f"  (cross-site frames not measured: {p.oopifs})" if p.oopifs else ""))
-        for attr in ("offered", "additions", "agree", "operable"):
+        for attr in ("offered", "additions", "agree", "operable", "hidden_controls"):
             setattr(total, attr, getattr(total, attr) + getattr(p, attr))
         total.disagreements += p.disagreements
         total.missed += p.missed
+        total.duplicates += p.duplicates
     row = total.as_row()
     lines.append(f"{'TOTAL':34} {total.offered:7} {total.additions:5} {total.agree:5} {row['agreement']:7.1f} "
-                 f"{total.operable:8} {len(total.missed):6} {len(total.unexplained):6}  "
+                 f"{total.operable:8} {len(total.missed):6} {len(total.unexplained):6} {len(total.duplicates):4} {total.hidden_controls:5}  "
                  + " ".join(f"{k}:{v}" for k, v in sorted(row["disagree"].items())))
     if detail:
         for p in pages:
@@ -411,4 +506,6 @@ def table(pages, detail=False):
                 lines.append(f"  {p.label}: {kind}: bp {role} {name[:60]!r} / chromium {ax_role} {(ax_name or '')[:60]!r}")
             for role, name, reason in p.unexplained:
                 lines.append(f"  {p.label}: missed: chromium {role} {name[:60]!r}")
+            for role, name, inner_role, inner_name in p.duplicates:
+                lines.append(f"  {p.label}: duplicate: bp {role} {name[:60]!r} and {inner_role} {inner_name[:60]!r}")
     return "\n".join(lines)

@@ -32,3 +32,4 @@ def test_corpus_page_agrees_with_chromium(case, agent_env, chromium, pages):
     report = table([page], detail=True)
     assert page.agreement >= 0.99, report
     assert not page.unexplained, report
+    assert not page.duplicates, report

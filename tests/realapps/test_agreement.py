@@ -21,3 +21,4 @@ def test_screen_agrees_with_chromium(label, server, path, ready, agent, request)
     report = table([page], detail=True)
     assert page.agreement >= 0.99, report
     assert not page.unexplained, report
+    assert not page.duplicates, report

@@ -19,6 +19,8 @@ LIBRARY_PAGES = {
     "react-aria": LibraryPage("site", "/library/aria", "Project settings"),
     "mui": LibraryPage("site", "/library/mui", "Store settings"),
     "bootstrap": LibraryPage("site", "/library/bootstrap", "Account settings"),
+    "jquery-ui": LibraryPage("site", "/library/jquery-ui", "Workspace settings"),
+    "react-menu": LibraryPage("site", "/library/react-menu", "Document settings"),
     "nicegui": LibraryPage("nicegui", "/w/{host}", "Team settings"),
     "dash": LibraryPage("dash", "/w/{host}", "Report settings"),
 }

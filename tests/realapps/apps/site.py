@@ -247,6 +247,8 @@ def component_library(name):
     if not os.path.exists(os.path.join(MOUNTS["bundles"], f"{name}.js")):
         abort(404)
     style = f"<link rel=stylesheet href=/components/{name}.css>" if os.path.exists(os.path.join(here, f"{name}.css")) else ""
+    if os.path.exists(os.path.join(MOUNTS["bundles"], f"{name}.css")):
+        style += f"<link rel=stylesheet href=/bundles/{name}.css>"  # the stylesheets the bundle imports
     return (f"<!doctype html><html><head><meta charset=utf-8><title>{name} widgets</title>{style}</head>"
             f"<body><div id=root></div><script src=/bundles/{name}.js></script></body></html>")
 
