@@ -98,6 +98,7 @@ WALK_JS = r"""const walk = (root, selector, visit) => {
 MARK_JS = r"""(() => {
   let n = 0;
   const NATIVE = 'a[href], button, input:not([type=hidden]), select, textarea, summary';
+  const ENTRY_BOXES = '[role=menu], [role=menubar], [role=listbox], [role=tree], [role=tablist], [role=toolbar]';
   WALK
   walk(document, '*', (el) => {
     const p = el.parentElement;
@@ -115,6 +116,11 @@ MARK_JS = r"""(() => {
       const pressable = own || el.hasAttribute('onclick') || el.matches(NATIVE);
       el.setAttribute('data-bp-agree-f', !pressable ? '' : el.closest('[aria-hidden=true]') ? 'h' : 'p');
     }
+    // A shown entry of a widget's list that has no role of its own (jQuery UI's <li> in a
+    // role=menu): Chromium may ignore it; bp offers it as the entry its container implies.
+    if (!el.hasAttribute('role') && el.parentElement && el.parentElement.closest(ENTRY_BOXES)
+        && box.width > 0 && box.height > 0 && el.checkVisibility({visibilityProperty: true})
+        && !el.closest('[aria-hidden=true], [inert]')) el.setAttribute('data-bp-agree-e', '');
   });
   return n;
 })()""".replace("WALK", WALK_JS)
@@ -130,7 +136,7 @@ SELECT_JS = r"""((marks, attr) => {
 
 UNMARK_JS = SELECT_JS.replace("if (wanted.has(el.getAttribute('data-bp-agree'))) el.setAttribute(attr, ''); else ",
                               "el.removeAttribute('data-bp-agree'); el.removeAttribute('data-bp-agree-box'); "
-                              "el.removeAttribute('data-bp-agree-f'); ")
+                              "el.removeAttribute('data-bp-agree-f'); el.removeAttribute('data-bp-agree-e'); ")
 
 
 def clean(text):
@@ -172,6 +178,8 @@ def _dom_marks(tab):
         pairs[":tag"] = node.get("nodeName", "").lower()
         if "data-bp-agree-box" in pairs:
             pairs[":box"] = "0"
+        if "data-bp-agree-e" in pairs:
+            pairs[":entry"] = "1"
         if "data-bp-agree-f" in pairs:
             pairs[":focusable"] = pairs["data-bp-agree-f"] or "f"
         if "data-bp-agree" in pairs:
@@ -415,7 +423,7 @@ def measure(chromium, env, url, label=None, bp=helpers.BP, observation=None):
                 continue
             offered_backends.add(backend)
             node = by_backend.get(backend)
-            if node is not None and node.get("ignored") and id(node) in hidden_ids:
+            if (node is None or node.get("ignored")) and (id(node) in hidden_ids or attrs_of.get(backend, {}).get(":entry")):
                 page.additions += 1  # a control Chromium ignores (a role-less menu entry): offered anyway
                 continue
             if node is None or node.get("ignored"):

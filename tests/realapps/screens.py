@@ -25,6 +25,14 @@ SCREENS = [
 LABELS = {"react-aria": "react-aria-components", "nicegui": "nicegui (quasar)"}
 SCREENS += [(LABELS.get(name, name), page.server, page.path.format(host="agreement"), f"text:{page.ready}")
             for name, page in LIBRARY_PAGES.items()]
+# Menus open, submenu too: their entries show only then (issue 38). "click:NAME" clicks the one
+# element whose name starts with NAME in the observation before it.
+SCREENS += [
+    ("jquery-ui menus open", "site", "/library/jquery-ui", "text:Workspace settings|click:More|click:Export"),
+    ("react-menu open", "site", "/library/react-menu", "text:Document settings|click:Actions|click:Share"),
+    ("mui menu open", "site", "/library/mui", "text:Store settings|click:ACTIONS|click:Share"),
+    ("react-aria menu open", "site", "/library/aria", "text:Project settings|click:Actions|click:Share"),
+]
 
 
 def installed():
@@ -40,11 +48,22 @@ def open_screen(bp, env, url, ready):
     opened = bp_json(bp, env, "open", url)
     if not opened.get("ok"):
         raise RuntimeError(f"bp open {url}: {opened}")
-    kind, _, what = ready.partition(":")
+    first, *steps = ready.split("|")
+    kind, _, what = first.partition(":")
     waited = bp_json(bp, env, "wait", f"--{kind}", what)
     if not waited.get("ok"):
         raise RuntimeError(f"bp wait --{kind} {what} on {url}: {waited}")
-    return bp_json(bp, env, "snapshot", "--limit", BP_LIMIT)
+    seen = bp_json(bp, env, "snapshot", "--limit", BP_LIMIT)
+    for step in steps:
+        _, _, name = step.partition(":")
+        refs = [e["ref"] for e in seen.get("elements", []) if (e.get("name") or "").startswith(name)]
+        if len(refs) != 1:
+            raise RuntimeError(f"{url}: {len(refs)} elements named {name!r} to click: {seen}")
+        clicked = bp_json(bp, env, "click", str(refs[0]))
+        if not clicked.get("ok"):
+            raise RuntimeError(f"bp click {name!r} on {url}: {clicked}")
+        seen = bp_json(bp, env, "snapshot", "--limit", BP_LIMIT)
+    return seen
 
 
 class Servers(contextlib.AbstractContextManager):
