@@ -106,4 +106,21 @@ CASES = {
     "nested_same_target": ("""<div role=button tabindex=0 aria-label=Bold><span role=button aria-label=Bold>B</span></div>
         <a href="#go"><button>Go</button></a>""",
                            [("button", "Bold"), ("button", "Go")], [("link", "Go")]),
+    # An empty sliver with a listener (Tabulator's column resize handle): an edge to drag, not a button.
+    "resize_grip": ("""<div style="display:flex;height:24px"><span style="flex:1">Price</span>
+        <span id=grip style="width:5px"></span></div><span id=go style="display:inline-block;padding:4px">Go</span>
+        <script>for (const id of ['grip', 'go']) document.getElementById(id).addEventListener('mousedown', () => {});</script>""",
+                    [("button", "Go")], [("button", "")]),
+    # ARIA 1.1's combobox (Choices' multi select): a role=combobox box around its transparent native
+    # <select> and the search field one types in. One control: the field, as the combobox.
+    "combobox_box_around_field": ("""<div role=combobox aria-expanded=false aria-haspopup=true>
+        <select multiple hidden style="display:block;opacity:0;position:absolute;width:10px"><option>Bulk</option></select>
+        <input type=search aria-label=Tags></div>""",
+                                  [("combobox", "Tags")], [("combobox", ""), ("searchbox", "Tags"), ("listbox", "")]),
+    # Choices' single select: a focusable role=listbox box drawn around its transparent <select>.
+    "listbox_box_around_select": ("""<label for=w>Warehouse</label><div role=listbox tabindex=0 aria-labelledby=wl>
+        <span id=wl hidden>Warehouse</span>
+        <select id=w hidden style="display:block;opacity:0;position:absolute;width:10px"><option>Oslo</option></select>
+        <div role=option aria-selected=true>Oslo</div></div>""",
+                                  [("listbox", "Warehouse")], [("combobox", "Warehouse")]),
 }

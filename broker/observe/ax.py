@@ -48,6 +48,25 @@ def _clean(text):
     return " ".join(str(text or "").split())
 
 
+# Glyphs a stylesheet draws around a name (a submenu's "❯", a dropdown's "▾" from ::after) and
+# icon-font characters (Unicode's private use areas): the engine reads them into the name; an
+# Agent matching "Share" gains nothing from "Share ❯". Dropped at a name's edges, never alone.
+DECORATIONS = "❯❮›‹»«▸▹▾▿▴▵►▶◀◂▼▲◄"
+
+
+def _private_use(char):
+    code = ord(char)
+    return 0xE000 <= code <= 0xF8FF or code >= 0xF0000
+
+
+def readable_name(name):
+    """The engine's name without an icon font's private-use characters, and without decoration
+    glyphs at its edges when words remain (a name that is only a glyph keeps it)."""
+    kept = "".join(c for c in name if not _private_use(c))
+    kept = _clean(kept.strip(DECORATIONS + " "))
+    return kept or name
+
+
 def _props(node):
     return {p.get("name"): (p.get("value") or {}).get("value") for p in node.get("properties") or ()}
 
@@ -64,7 +83,7 @@ def facts_of(node):
     if role in ROLES:
         out["role"] = role
     name_info = node.get("name") or {}
-    name = _clean(name_info.get("value"))
+    name = readable_name(_clean(name_info.get("value")))
     if name:
         sources = [s for s in name_info.get("sources") or () if "value" in s and not s.get("superseded")]
         if sources and sources[0].get("attribute") == "placeholder" and len(name) > MAX_PLACEHOLDER:
@@ -92,9 +111,11 @@ def facts_of(node):
         out["invalid"] = True
     if isinstance(props.get("level"), int):
         out["level"] = props["level"]
-    for key, field in (("valuemin", "min"), ("valuemax", "max")):
-        if isinstance(props.get(key), (int, float)):
-            out[field] = props[key]
+    # (A number field without bounds reads min 0 and max 0 from the engine: no range at all.)
+    if not (props.get("valuemin") == props.get("valuemax") == 0):
+        for key, field in (("valuemin", "min"), ("valuemax", "max")):
+            if isinstance(props.get(key), (int, float)):
+                out[field] = props[key]
     # A menu entry that opens a submenu says so (not every combobox: its popup is its nature).
     popup = "menu" if props.get("hasPopup") == "true" else props.get("hasPopup")
     if out.get("role") == "menuitem" and popup in protocol.HASPOPUP:
@@ -115,7 +136,9 @@ def fuse(element, facts):
     controls, focusable containers the engine calls generic)."""
     if not facts:
         return element
-    if "role" in facts:
+    # The field of an ARIA 1.1 combobox (a role=combobox box around it, "k" from the walker) is the
+    # combobox: the engine calls it a text field, the walker knows the box it types into.
+    if "role" in facts and not (element.get("k") and facts["role"] in ("textbox", "searchbox")):
         element["role"] = facts["role"]
     if "name" in facts:
         element["name"] = facts["name"]

@@ -438,6 +438,8 @@ def observe(broker, agent, raw, session, limit, timeout_s=15.0, diff=False, grep
         rows, matches = _grep(rows, grep, role, limit, reasons)
         ax.annotate(table, rows, opts["key"], fused, fused_since)
     out["elements"] = [element for element, _ in rows]
+    for element in out["elements"]:
+        element.pop("k", None)  # the walker's "keep my role" mark, read by ax.fuse
     if acc["disabledCount"]:
         # Disabled controls are not actionable refs, but "no Save button" and "Save is disabled"
         # must read differently: how many, and with --disabled which.
@@ -638,7 +640,19 @@ def refusal(answer, field="ref", message="The element cannot be acted on now"):
     context = {"field": field, "reason": answer["refuse"]}
     if answer.get("obstruction"):
         context["obstruction"] = {k: v for k, v in answer["obstruction"].items() if v}
-    return BPError("action_not_verified", f"{message}: {answer['refuse']}.", retryable=True, context=context)
+    hint = SETTLED_REFUSALS.get(answer["refuse"])
+    # A field the page made read-only or disabled stays so when asked again: not retryable, and
+    # what to do instead. The rest (covered, out of view, no layout yet) can pass in a moment.
+    return BPError("action_not_verified", f"{message}: {answer['refuse']}.", retryable=hint is None, context=context,
+                   hint=hint)
+
+
+SETTLED_REFUSALS = {
+    "readonly": "The field is read-only: the page does not take typing there. Look for an Edit button or another "
+                "field in a fresh 'bp snapshot'.",
+    "not_editable": "The element does not take text: type into a textbox, searchbox or combobox of 'bp snapshot'.",
+    "disabled": "The control is disabled: do what enables it first (fill the required fields), then snapshot again.",
+}
 
 
 def resolve(broker, agent, raw, session, ref, mode="act", **extra):

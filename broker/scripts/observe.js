@@ -109,19 +109,37 @@
   // holding a radio input, a role=button around a <button>, a role=combobox around its input):
   // one control, offered once, as the native one inside.
   const NATIVE = "a[href], button, input:not([type=hidden]), select, textarea";
+  // A native control a person sees. A hidden or transparent one inside a wrapper that is drawn
+  // instead (Quasar's role=checkbox div around its native input, Choices' role=listbox around its
+  // <select>) is not the control: the wrapper is.
+  function drawn(c) {
+    const st = getComputedStyle(c);
+    return st.display !== "none" && st.visibility !== "hidden" && parseFloat(st.opacity) > 0 && !proxyOf(c, null, st);
+  }
+  // ARIA 1.1's combobox: a role=combobox box around the text field one types in (Choices'
+  // multi select). The box wraps that one control, so the field is offered, as the combobox.
+  function comboboxAround(input) {
+    const box = input.parentElement && input.parentElement.closest("[role=combobox]");
+    return !!box && comboField(box) === input;
+  }
+  // The one text field a role=combobox box holds (its chosen items' remove buttons aside).
+  const TEXT_FIELDS = "input:not([type]), input[type=text], input[type=search], textarea";
+  function comboField(box) {
+    if (explicitRole(box) !== "combobox" || box.matches(NATIVE)) return null;
+    const fields = Array.from(box.querySelectorAll(TEXT_FIELDS)).filter(drawn);
+    return fields.length === 1 ? fields[0] : null;
+  }
   function wrapsOne(el) {
     if (!explicitRole(el) || el.matches(NATIVE)) return false;
-    const inner = el.querySelectorAll(NATIVE);
+    // (A native input or select hidden inside is the wrapper's own: it does not count. A hidden
+    // button does: MUI's column header holds a sort button shown on hover, and a menu button.)
+    const inner = Array.from(el.querySelectorAll(NATIVE))
+      .filter((c) => (c.localName !== "input" && c.localName !== "select") || drawn(c));
     if (inner.length !== 1) return false;
     // The wrapper is that control when it shows nothing else: its input's label, or the same text
     // (a tree row holding an expand button and a file name is two controls).
     const one = inner[0];
-    if (one.localName === "input") {
-      // Unless that input is hidden and the wrapper is what is drawn (Quasar's role=checkbox
-      // div around its transparent native input): then the wrapper is the control.
-      const st = getComputedStyle(one);
-      return st.display !== "none" && st.visibility !== "hidden" && !proxyOf(one, null, st);
-    }
+    if (one.localName === "input" || one.localName === "select") return true;
     // A tree grid's row holding an expand button and a file name is two controls.
     return explicitRole(el) !== "row" || clean(one.textContent) === clean(el.textContent);
   }
@@ -190,7 +208,8 @@
     if (tag === "input") {
       const type = (el.getAttribute("type") || "text").toLowerCase();
       if (type === "hidden") return null;
-      if ((type === "text" || type === "search" || type === "") && el.hasAttribute("list")) return "combobox";
+      if ((type === "text" || type === "search" || type === "") && (el.hasAttribute("list") || comboboxAround(el)))
+        return "combobox";
       return INPUT_ROLES[type] || "textbox";
     }
     if (tag === "select") return el.multiple || el.size > 1 ? "listbox" : "combobox";
@@ -224,6 +243,14 @@
   function entryOfPopup(el) {
     return !!el.parentElement && el.parentElement.matches(POPUP) && !!impliedRole(el);
   }
+  // An empty sliver a listener or a pointer cursor makes live (Tabulator's column resize handle,
+  // 3-6 px wide): an edge to drag, not a button to press; nothing of it names or shows a purpose.
+  const GRIP_PX = 8;
+  function grip(el) {
+    if (el.firstElementChild || clean(el.textContent) || el.hasAttribute("aria-label") || el.hasAttribute("title")) return false;
+    const r = el.getBoundingClientRect();
+    return Math.min(r.width, r.height) <= GRIP_PX;
+  }
   function domOnlyRole(el, style, parentStyle) {
     // Controls the accessibility tree misses: focusable or pointer-cursor elements with handlers,
     // unless they hold other controls or a page of text (then those, or nothing, are offered).
@@ -233,6 +260,7 @@
       if (!STRUCTURES.has(explicitRole(el))) found = "button";
     }
     else if (style.cursor === "pointer" && (!parentStyle || parentStyle.cursor !== "pointer" || entryOfPopup(el))) found = "button";
+    if (found && grip(el)) return null;
     if (found) {
       const implied = impliedRole(el);
       if (implied) return ownControl(el) || (!el.querySelector(POPUP) && container(el)) ? null : implied;
@@ -241,7 +269,7 @@
     // A pointer listener Chrome reported (broker/observe/listeners.py), unless it is a container that
     // delegates for real controls inside it, or the page itself.
     const marked = globalThis.__browserPilot && globalThis.__browserPilot.listeners;
-    if (marked && marked.has(el) && !["html", "body"].includes(el.localName) && !el.querySelector(CONTROLS))
+    if (marked && marked.has(el) && !["html", "body"].includes(el.localName) && !el.querySelector(CONTROLS) && !grip(el))
       return impliedRole(el) || "button";
     return null;
   }
@@ -325,9 +353,13 @@
     let modal = null;
     for (const d of doc.querySelectorAll("dialog")) { try { if (d.matches(":modal")) modal = d; } catch (e) {} }
     if (modal) return modal;
+    // Shown: its own box, or (Headless UI's role=dialog wrapper of no height around its fixed
+    // backdrop and panel) a box of what it holds.
+    const boxed = (e) => { const r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0; };
     const aria = Array.from(doc.querySelectorAll("[aria-modal='true']")).filter((m) => {
-      const s = getComputedStyle(m); const r = m.getBoundingClientRect();
-      return s.display !== "none" && s.visibility !== "hidden" && r.width > 0 && r.height > 0;
+      const s = getComputedStyle(m);
+      if (s.display === "none" || s.visibility === "hidden") return false;
+      return boxed(m) || Array.from(m.querySelectorAll("*")).slice(0, 64).some((c) => boxed(c) && getComputedStyle(c).visibility !== "hidden");
     });
     return aria.length ? aria[aria.length - 1] : null;
   }
@@ -450,7 +482,7 @@
     if (style.display === "none") return;
     if (el.getAttribute("aria-hidden") === "true" || el.hasAttribute("inert")) return;
     let ownRole = roleOf(el);  // once: the children's context needs it too
-    if (ownRole && !editorKind(el) && (wrapsOne(el) || sameTarget(el, ownRole))) ownRole = null;
+    if (ownRole && !editorKind(el) && (wrapsOne(el) || sameTarget(el, ownRole) || comboField(el))) ownRole = null;
     // Inside a control nothing else is one, but for an option of a listbox that has no role of its own.
     const role = ctx.editor ? null : ownRole || (ctx.insideControl && !(ctx.listbox && impliedRole(el) === "option")
       ? null : domOnlyRole(el, style, ctx.parentStyle));
@@ -464,7 +496,7 @@
       const proxy = proxyOf(el, rect, style);
       // A hidden native input inside a control that is offered (Quasar's role=checkbox around
       // it): that control is its face, one entry.
-      if (proxy && ctx.insideControl) return;
+      if ((proxy || ((el.localName === "input" || el.localName === "select") && !drawn(el))) && ctx.insideControl) return;
       const target = proxy || el;
       if (proxy) rect = proxy.getBoundingClientRect();
       const hiddenByOpacity = !proxy && parseFloat(style.opacity) === 0 && !labelsOf(el).length;
@@ -496,6 +528,7 @@
           const element = {ref: numberOf(el), role: role, name: name};
           if (ctx.docIndex) element.d = ctx.docIndex;
           if (lead && changed) element.c = 1;
+          if (role === "combobox" && el.localName === "input" && comboboxAround(el)) element.k = 1;  // ax.py fuse
           const value = valueOf(el, role);
           if (value) element.value = cut(value, MAX_VALUE);
           if (checkedOf(el)) element.checked = true;

@@ -13,8 +13,14 @@
     const explicit = (e.getAttribute("role") || "").trim().split(/\s+/)[0].toLowerCase();
     if (explicit) return explicit;
     if (e.localName === "select") return e.multiple || e.size > 1 ? "listbox" : "combobox";
-    if (e.localName === "input" && e.hasAttribute("list")) return "combobox";
+    if (e.localName === "input" && (e.hasAttribute("list") || boxOf(e))) return "combobox";
     return null;
+  };
+  // ARIA 1.1's combobox: the role=combobox box around the field one types in (Choices' multi
+  // select). The observation offers the field as the combobox; its list is the box's.
+  const boxOf = (e) => {
+    const box = e.localName === "input" && e.parentElement && e.parentElement.closest("[role=combobox]");
+    return box && (box.getAttribute("role") || "").trim().toLowerCase() === "combobox" ? box : null;
   };
   const visible = (e) => {
     if (!e.isConnected || !e.getClientRects().length) return false;
@@ -29,8 +35,21 @@
     .map((id) => byId(e, id)).filter(Boolean);
 
   function listboxOf(e) {
-    if (roleOf(e) === "listbox") return e;
+    // A listbox drawn around its own popup list (Choices' role=listbox box holding the chosen
+    // item and a role=listbox dropdown): the list inside is the one to choose from.
+    if (roleOf(e) === "listbox") return e.querySelector("[role=listbox]") || e;
     // ARIA 1.1 wraps a textbox in the combobox: its aria-controls counts too.
+    const box = boxOf(e);
+    if (box) {
+      // The box's list of choices: the listbox with the most options (Choices also keeps the
+      // chosen items in a listbox of their own), the later one on a tie (a dropdown comes last).
+      let best = null, most = -1;
+      for (const lb of box.querySelectorAll("[role=listbox]")) {
+        const n = lb.querySelectorAll("[role=option]").length;
+        if (n >= most) { best = lb; most = n; }
+      }
+      if (best) return best;
+    }
     const holders = [e, ...Array.from(e.querySelectorAll("[aria-controls], [aria-owns]")).slice(0, 20)];
     for (const h of holders) {
       for (const ref of [...idrefs(h, "aria-controls"), ...idrefs(h, "aria-owns")]) {
@@ -79,8 +98,9 @@
     const role = roleOf(e), popup = (e.getAttribute("aria-haspopup") || "").toLowerCase();
     if (role !== "combobox" && role !== "listbox" && popup !== "listbox") return null;
     const lb = listboxOf(e), all = lb ? Array.from(lb.querySelectorAll("[role=option]")) : [];
-    const open = role === "listbox" || (!!lb && visible(lb) && all.some(visible));
-    return {kind: "aria", expanded: role === "listbox" || e.getAttribute("aria-expanded") === "true",
+    const inline = role === "listbox" && lb === e;  // a list shown in place: always open
+    const open = inline || (!!lb && visible(lb) && all.some(visible));
+    return {kind: "aria", expanded: inline || (role === "listbox" ? open : e.getAttribute("aria-expanded") === "true"),
       // The listbox says so; closed, some widgets say it on the trigger itself.
       multiple: (!!lb && lb.getAttribute("aria-multiselectable") === "true") || e.getAttribute("aria-multiselectable") === "true",
       requiresOpen: !open, all: all, listbox: lb,
@@ -95,6 +115,9 @@
       options: d.items.slice(0, MAX_OPTIONS).map((it, i) => Object.assign({index: i + 1}, it)),
       truncated: d.items.length > MAX_OPTIONS};
   }
+  // A choice the combobox shows: what it shows is the selection. An option its list marks
+  // aria-selected but the box does not show is the list's highlight (Choices), not a choice.
+  const shownSelection = (labels, label, text) => [label, ...labels.filter((l) => l !== label && text.includes(l))];
   const selectedLabels = (d) => d.items.filter((it) => it.selected).map((it) => it.label).slice(0, MAX_SELECTED);
 
   function find(d) {
@@ -131,12 +154,14 @@
   }
   // What the combobox itself shows (its value, or its text outside the listbox it contains).
   function shown(e, lb) {
+    e = boxOf(e) || e;
     const parts = [];
     if (e.localName === "input" || e.localName === "textarea") parts.push(e.value);
     for (const input of e.querySelectorAll("input")) parts.push(input.value);
     const tw = e.ownerDocument.createTreeWalker(e, NodeFilter.SHOW_TEXT);
     for (let n = tw.nextNode(), count = 0; n && count < 5000; n = tw.nextNode(), count++)
-      if (!(lb && lb !== e && lb.contains(n))) parts.push(n.data);
+      // (Not a hidden <select>'s options: Choices keeps the native one inside its box.)
+      if (!(lb && lb !== e && lb.contains(n)) && !n.parentElement.closest("select, script, style")) parts.push(n.data);
     return clean(parts.join(" "));
   }
 
@@ -167,10 +192,10 @@
   if (!option || !option.isConnected) {
     if (op === "verify" && el.localName !== "select") {
       // Options that unmount when the listbox closes: what the combobox shows is the evidence.
-      const d = describe(el), label = opts.label;
-      const shows = !!label && shown(el, d && d.listbox).includes(label);
+      const d = describe(el), label = opts.label, text = shown(el, d && d.listbox);
+      const shows = !!label && text.includes(label);
       const labels = d ? selectedLabels(d) : [];
-      if (shows) return {status: "verified", selected: labels.length ? labels : [label]};
+      if (shows) return {status: "verified", selected: shownSelection(labels, label, text)};
       if (labels.length) return {status: "mismatch", reason: "selection_mismatch", selected: labels};
       return {status: "unavailable", reason: "selection_not_exposed", selected: []};
     }
@@ -200,8 +225,8 @@
         : {status: "mismatch", reason: "selection_mismatch", selected: labels};
     const label = opts.label;
     if (option.getAttribute("aria-selected") === "true") return {status: "verified", selected: labels.length ? labels : [label]};
-    const shows = !!label && shown(el, d && d.listbox).includes(label);
-    if (shows) return {status: "verified", selected: labels.length ? labels : [label]};
+    const text = shown(el, d && d.listbox), shows = !!label && text.includes(label);
+    if (shows) return {status: "verified", selected: shownSelection(labels, label, text)};
     if (labels.length) return {status: "mismatch", reason: "selection_mismatch", selected: labels};
     return {status: "unavailable", reason: "selection_not_exposed", selected: []};
   }

@@ -44,7 +44,19 @@ What is counted, per page:
   checkbox, radio or switch), an offered control inside it: one entry per control (a role=option
   around a native radio is listed once, as the radio), and likewise for a node inside an offered
   control that is a part of it without an interactive role (a slider's focusable track) or the
-  native input it is the face of (an uploader button's transparent file input).
+  native input or select it is the face of (an uploader button's transparent file input, Choices'
+  <select> inside its listbox box), or a wrapper around an offered control of its name
+  (`same_target`), or a focusable control inside what the page marks aria-hidden (`aria_hidden`:
+  bp, like assistive technology, leaves it out).
+- `hidden_controls` (issue 38; column "axign"): elements Chromium ignores that a person can still
+  reach by Tab and press: shown, tabIndex >= 0, and a native control, a pointer cursor of its
+  own, an onclick or a click listener of its own (DOMDebugger), not holding other focusable
+  elements. They join `operable`. Offered, they are additions, like a shown entry with no role
+  of its own inside a menu, listbox, tree, tab list or toolbar (jQuery UI's <li> in a role=menu).
+- `duplicates`: two refs for one target: the same node twice, a wrapper offered around a control
+  inside it under the same name, or a <label> offered beside the control it labels, by its name.
+- ARIA 1.1's combobox (a role=combobox box around the field one types in) is one entry, the
+  field offered as the combobox: Chromium's text field inside a combobox agrees with it.
   `unexplained` = missed - explained.
 
 Cross-site (out-of-process) frames are other DevTools targets that `bp find` does not search;
@@ -54,6 +66,7 @@ import json
 import re
 import subprocess
 
+from broker.observe.ax import readable_name
 from tests import helpers
 from tests.agreement.devtools import Tab
 
@@ -78,7 +91,7 @@ STRUCTURES = {"main", "navigation", "banner", "contentinfo", "complementary", "r
 NOT_CONTROLS = {"RootWebArea", "WebArea", "Iframe", "IframePresentational", "MenuListOption", "MenuListPopup"}
 # An ARIA wrapper around a control (a role=option holding a native radio, a role=listbox of
 # them): listed once, as the control inside it (issue 26 item 6, one entry per control).
-WRAPPERS = {"option", "listbox", "radiogroup", "checkbox", "radio", "switch"}
+WRAPPERS = {"option", "listbox", "radiogroup", "checkbox", "radio", "switch", "combobox"}
 FIND_CHUNK = 200
 BP_LIMIT = "10000"
 
@@ -140,7 +153,9 @@ UNMARK_JS = SELECT_JS.replace("if (wanted.has(el.getAttribute('data-bp-agree')))
 
 
 def clean(text):
-    return re.sub(r"\s+", " ", text or "").strip()
+    # The engine's name as bp reads it: decoration glyphs at its edges and icon-font characters
+    # dropped (broker/observe/ax.py readable_name).
+    return readable_name(re.sub(r"\s+", " ", text or "").strip())
 
 
 def role_of(node):
@@ -413,6 +428,15 @@ def measure(chromium, env, url, label=None, bp=helpers.BP, observation=None):
                 if el.get("ref") is not None and mark in backend_of:
                     node_of_ref[el["ref"]] = backend_of[mark]
 
+        def in_combobox(node):
+            for _ in range(8):
+                node = parent.get(id(node))
+                if node is None:
+                    return False
+                if role_of(node) == "combobox":
+                    return True
+            return False
+
         offered_backends = set()
         named_inside = {node_of_ref[el["ref"]]: clean(el.get("name")) for el in elements if el["ref"] in node_of_ref}
         for el in elements:
@@ -431,6 +455,8 @@ def measure(chromium, env, url, label=None, bp=helpers.BP, observation=None):
                 continue
             ax_role, ax_name = role_of(node), clean((node.get("name") or {}).get("value"))
             if ax_role in INTERACTIVE or ax_role in ITEMS:
+                if el["role"] == "combobox" and ax_role in ("textbox", "searchbox") and in_combobox(node):
+                    ax_role = "combobox"  # ARIA 1.1's pair, one entry: the field, as the box's combobox
                 if ax_role != el["role"]:
                     page.disagreements.append(("role", el["role"], name, ax_role, ax_name))
                 elif not (ax_name == name or (len(el.get("name") or "") >= 4096 and ax_name.startswith(name))):
@@ -474,9 +500,9 @@ def measure(chromium, env, url, label=None, bp=helpers.BP, observation=None):
                                                for c in descendants(node)):
                 reason = "same_target"  # a wrapper around the control offered under its name
             if reason is None and offered_around(node) and (
-                    role not in INTERACTIVE or attrs_of.get(node.get("backendDOMNodeId"), {}).get(":tag") == "input"):
+                    role not in INTERACTIVE or attrs_of.get(node.get("backendDOMNodeId"), {}).get(":tag") in ("input", "select")):
                 # A part of an offered control (a slider's focusable track) or the hidden native input
-                # it is the face of (an uploader button's transparent file input): one entry.
+                # it is the face of (an uploader button's transparent file input, Choices' <select>): one entry.
                 reason = "one_entry_per_control"
             page.missed.append((role, name, reason))
     finally:

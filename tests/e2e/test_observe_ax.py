@@ -338,3 +338,41 @@ def test_a_change_asks_the_engine_again_only_about_what_it_can_have_touched(home
     assert find(observation, "button", "Described")["description"] == "First tip"
     assert find(click("Swap tips"), "button", "Described")["description"] == "Second tip"  # an id moved
     assert ("button", "Inner") not in names(click("Hide group"))  # an ancestor's attribute
+
+
+FIELDS = """<label>Qty <input type=number></label><label>Seats <input type=number min=1 max=9 value=2></label>
+<label>Code <input readonly value="AB12"></label>
+<style>.sub::after { content: " \\276F" } .icon::before { content: "\\E5CC"; }</style>
+<div role=menu aria-label=Actions><div role=menuitem tabindex=-1 class=sub>Share</div>
+  <div role=menuitem tabindex=-1 class=icon>Next</div><div role=menuitem tabindex=-1>\u00bb</div></div>"""
+
+
+def test_engine_facts_an_agent_can_use(home, connected, pages):
+    # Issue 38's trial: an unbounded number field read min 0 and max 0; "Share ❯" carried the
+    # glyph its stylesheet draws; typing into a read-only field was refused as retryable.
+    observation = opened(home, connected, pages.page(FIELDS))
+    qty, seats = find(observation, "spinbutton", "Qty"), find(observation, "spinbutton", "Seats")
+    assert "min" not in qty and "max" not in qty, qty
+    assert (seats["min"], seats["max"]) == (1, 9), seats
+    names = [e["name"] for e in observation["elements"] if e["role"] == "menuitem"]
+    assert names == ["Share", "Next", "\u00bb"], names  # a name that is only a glyph keeps it
+    typed = bp(home, "type", str(find(observation, "textbox", "Code")["ref"]), "zz", env=connected)
+    assert typed.rc != 0 and typed.json["code"] == "action_not_verified", typed
+    assert typed.json["retryable"] is False and typed.json["context"]["reason"] == "readonly", typed.json
+    assert "read-only" in typed.json["hint"]
+    assert bp(home, "eval", "document.querySelector('[readonly]').value", env=connected).json["value"] == "AB12"
+
+
+WRAPPED_MODAL = """<button>Under</button>
+<div role=dialog aria-modal=true aria-label="Discard draft" style="position:relative">
+  <div style="position:fixed;inset:0;background:rgba(0,0,0,.3)"></div>
+  <div style="position:fixed;top:40px;left:40px;background:#fff;padding:8px"><button>Keep editing</button></div></div>"""
+
+
+def test_a_modal_wrapper_of_no_height_is_still_the_modal(home, connected, pages):
+    # Headless UI's dialog: a role=dialog wrapper of no height around its fixed backdrop and panel.
+    observation = opened(home, connected, pages.page(WRAPPED_MODAL))
+    modal = [h for h in observation["hints"] if h["code"] == "modal_overlay"]
+    assert modal and modal[0]["blocking"] is True, observation["hints"]
+    assert modal[0]["refs"] == [find(observation, "button", "Keep editing")["ref"]], modal
+    assert not [e for e in observation["elements"] if e["name"] == "Under"]

@@ -106,7 +106,7 @@ MENU = {
     # The two menu libraries (issue 38): jQuery UI's entries are the <div>s it gives role=menuitem
     # inside each <li>; react-menu's are <li role=menuitem>, its submenu's entry aria-haspopup.
     "jquery-ui": clicks(Named("button", "Actions"), Named("menuitem", "Share"), Named("menuitem", "Email")),
-    "react-menu": clicks(Named("button", "Actions"), Named("menuitem", contains="Share"), Named("menuitem", "Email")),
+    "react-menu": clicks(Named("button", "Actions"), Named("menuitem", "Share"), Named("menuitem", "Email")),
 }
 # The Billing tab, and how the app records it. Dash's tab is offered in a role of its own.
 BILLING = {

@@ -21,6 +21,7 @@ LIBRARY_PAGES = {
     "bootstrap": LibraryPage("site", "/library/bootstrap", "Account settings"),
     "jquery-ui": LibraryPage("site", "/library/jquery-ui", "Workspace settings"),
     "react-menu": LibraryPage("site", "/library/react-menu", "Document settings"),
+    "tabulator": LibraryPage("site", "/library/tabulator", "Inventory settings"),
     "nicegui": LibraryPage("nicegui", "/w/{host}", "Team settings"),
     "dash": LibraryPage("dash", "/w/{host}", "Report settings"),
 }
