@@ -49,8 +49,14 @@ def dropdown(broker, agent, raw: str, session, args: dict[str, Any]) -> dict[str
     if not answer or answer.get("notDropdown"):
         raise _not_dropdown()
     url = (broker.browser.targets.info(raw) or {}).get("url", "")
-    return {"url": url, **{k: answer[k] for k in ("kind", "expanded", "multiple", "requiresOpen", "options",
-                                                   "truncated")}}
+    out = {"url": url, **{k: answer[k] for k in ("kind", "expanded", "multiple", "requiresOpen", "options",
+                                                  "truncated")}}
+    if out["requiresOpen"] and not out["options"]:
+        # A list that renders its options only while open (issue 38's trial: "options: []" read
+        # as "nothing to choose"): say how to get them.
+        out["hint"] = ("Its options show only while it is open: 'bp select REF LABEL' opens it and chooses; "
+                       "or 'bp click REF', then 'bp dropdown REF' lists them.")
+    return out
 
 
 def select(broker, agent, raw: str, session, args: dict[str, Any], deadline: float):

@@ -612,7 +612,26 @@
     return parts.join(" ");
   }
   const ROW_CELLS = new Set(["cell", "gridcell", "rowheader", "columnheader"]);
+  // A nameless control's purpose as its page's code names it (flatpickr's arrow is a <span
+  // class="flatpickr-prev-month"> holding an SVG): "prev month" tells it from "next month".
+  const PURPOSES = new Set(["prev", "previous", "next", "close", "dismiss", "back", "forward", "up", "down", "left",
+    "right", "increment", "decrement", "increase", "decrease", "plus", "minus", "add", "remove", "delete", "clear",
+    "edit", "menu", "search", "expand", "collapse", "toggle", "more", "settings", "today", "play", "pause", "copy",
+    "share", "download", "upload", "zoom", "refresh", "reload", "undo", "redo", "save", "send", "sort", "filter"]);
+  const FILLER = new Set(["btn", "button", "icon", "ico", "svg", "js", "is", "has", "ui", "control", "action"]);
+  const nameless = new Set();
+  function purpose(el) {
+    if (!nameless.has(el)) return "";
+    for (const source of [el.id, ...el.classList]) {
+      const words = (source || "").replace(/([a-z])([A-Z])/g, "$1 $2").toLowerCase().split(/[^a-z]+/)
+        .filter((w) => w && !FILLER.has(w));
+      const at = words.findIndex((w) => PURPOSES.has(w));
+      if (at >= 0) return words.slice(at, at + 3).join(" ");
+    }
+    return "";
+  }
   const CONTEXTS = [
+    purpose,
     function row(el) {
       const tr = el.closest("tr, [role=row]");
       if (!tr) return "";
@@ -678,6 +697,7 @@
     const groups = new Map();
     out.forEach((e, i) => {
       if (!outEls[i]) return;
+      if (!e.name) nameless.add(outEls[i]);
       const key = e.role + "\u0000" + e.name;
       if (!groups.has(key)) groups.set(key, []);
       groups.get(key).push(i);

@@ -164,7 +164,9 @@ def test_dropdown_on_a_closed_aria_combobox_requires_open(home, connected, pages
     assert result.rc == 0, result
     assert (result.json["kind"], result.json["expanded"], result.json["requiresOpen"], result.json["options"]) == \
         ("aria", False, True, [])
+    assert "bp select REF LABEL" in result.json["hint"]  # not "nothing to choose": how to see them
     sizes = bp(home, "dropdown", "[aria-label=Sizes]", env=connected).json
+    assert "hint" not in sizes
     assert (sizes["kind"], sizes["requiresOpen"]) == ("aria", False)
     assert [(o["label"], o["selected"]) for o in sizes["options"]] == [("Small", False), ("Large", True)]
     not_one = bp(home, "dropdown", "label", env=connected)

@@ -97,3 +97,19 @@ def test_an_element_moved_out_of_reach_after_the_snapshot_is_refused(home, conne
     assert refused.code == "action_not_verified", refused
     assert refused.json["context"]["reason"] == "outside_viewport"
     assert chromium.evaluate(raw, "location.hash")["result"]["result"]["value"] == ""
+
+
+# flatpickr's month arrows: <span>s holding an SVG, no name; their classes say what they do.
+ARROWS = """<h1>Booking</h1><div class=cal>
+<span class="flatpickr-prev-month" onclick="document.title='prev'"><svg width=14 height=14><path d="M0 0h14v14z"/></svg></span>
+<span class=cur-month>March</span>
+<span class="flatpickr-next-month" onclick="document.title='next'"><svg width=14 height=14><path d="M0 0h14v14z"/></svg></span></div>
+<button class="iconButton js-more"><svg width=10 height=10></svg></button><button class=btn-close aria-label=Close></button>"""
+
+
+def test_a_nameless_control_takes_its_purpose_from_its_class(home, connected, pages):
+    observation = ok(home, connected, "open", pages.page(ARROWS))
+    assert [(e["name"], e.get("context")) for e in observation["elements"]] == [
+        ("", "prev month"), ("", "next month"), ("", "more"), ("Close", None)], observation["elements"]
+    clicked = ok(home, connected, "click", str(observation["elements"][1]["ref"]))
+    assert clicked["title"] == "next"
