@@ -15,6 +15,7 @@ from bp import settings
 from bp.errors import BPError
 
 MAX_AGENTS = 256
+MAX_LAPSED = 1024  # keys remembered as lapsed (an Agent told once why it holds no tab)
 MAX_TARGETS_PER_AGENT = 1024
 MAX_POPUP_DEPTH = 32
 MAX_OBSERVATIONS = 2048  # stored observations (refs) across all Agents; the oldest go first
@@ -53,6 +54,7 @@ class Agent:
     def __init__(self, key, now, generation):
         self.key = key
         self.created_at = now
+        self.lapsed_at = None  # when this key's previous lease ran out, until it is told (routing)
         self.lease_expires_at = now + settings.current().lease_ttl_s
         self.generation = generation
         self.connect_lock = threading.Lock()  # one `bp connect` at a time creates the first tab
@@ -148,6 +150,9 @@ class Agents:
         self.lock = threading.RLock()
         self.control = {}  # raw target id -> key controlling it (user tabs)
         self.managed = {}  # raw target id -> key it was created for
+        # Keys whose lease ran out, and when: the Agent that comes back is told why it holds no
+        # tab (target_not_owned, reason lease_expired) instead of finding an empty inventory.
+        self._lapsed = collections.OrderedDict()
 
     def touch(self, key, generation=0):
         """The Agent for key, created or with its lease renewed."""
@@ -161,6 +166,7 @@ class Agents:
                                          "message": "Run 'bp disconnect' in Agents that are done."}
                     raise error
                 agent = self._agents[key] = Agent(key, now, generation)
+                agent.lapsed_at = self._lapsed.pop(key, None)
             else:
                 agent.renew(now)
             return agent
@@ -195,6 +201,9 @@ class Agents:
             for agent in gone:
                 del self._agents[agent.key]
                 self._drop_holdings(agent)
+                self._lapsed[agent.key] = agent.lease_expires_at
+                while len(self._lapsed) > MAX_LAPSED:
+                    self._lapsed.popitem(last=False)
             return gone
 
     def __len__(self):

@@ -120,11 +120,23 @@ CASES = {
         button:hover, button:focus { background: #08f; }</style><script>
         document.addEventListener('transitionend', () => show('Late'));</script>
         <button onclick="show('Answer')">Go</button>""", ("click", "Go"), "Answer"),
+    # A toast the click adds slides in from above the viewport (Toastify's 0.4 s `top` transition):
+    # out of view until its motion ends, it holds no control but is one (a pointer cursor).
+    "toast_slides_in": (SHOW + """<button onclick="const t = document.createElement('div'); t.textContent = 'Answer';
+        t.style.cssText = 'position:fixed;top:-150px;right:15px;cursor:pointer;padding:8px;transition:top .4s';
+        document.body.appendChild(t); t.getBoundingClientRect(); t.style.top = '15px';">Go</button>""",
+                        ("click", "Go"), "Answer"),
+    # A ripple: an empty span the click adds, animating for 0.6 s: no answer (LATE: its end is not).
+    "ripple": (SHOW + """<style>@keyframes grow { from { transform: scale(0) } to { transform: scale(2) } }
+        .ripple { position: absolute; inset: 0; animation: grow .6s; pointer-events: none; }</style>
+        <button style="position:relative" onclick="const r = document.createElement('span'); r.className = 'ripple';
+        r.addEventListener('animationend', () => show('Late')); this.appendChild(r); show('Answer')">Go</button>""",
+               ("click", "Go"), "Answer"),
     "noop": (SHOW + "<button>Go</button>", ("click", "Go"), None),
     "fetch_caused_noop_dom": _click("fetch('/api?wait=300')", answer=None),
 }
 # What a case's answer must not hold: the end of something the settle must not wait for.
-LATE = {"colour_transition": "Late"}
+LATE = {"colour_transition": "Late", "ripple": "Late"}
 # Pages of the waits' tests (tests/e2e/test_settle_waits.py), not cases of the corpus.
 PAGES = {
     "late_fetch": SHOW + "<script>fetch('/api?wait=4000').then(r => r.json()).then(() => show('Late answer'));</script>",

@@ -32,7 +32,8 @@ What counts as caused, and how it is seen:
   CSS animation or Web Animation that began after the arm, is finite, ends within MOTION_MAX_MS,
   moves or reveals (opacity, transform, size, position, clip; not colours or shadows) and is on an
   element holding a control (a modal fading in, a menu sliding open: its fields take focus, or
-  become visible, when it ends) is waited for until it has finished and the page has drawn a frame
+  become visible, when it ends) or on an element the page added since the arm that holds text (a
+  toast sliding in: Toastify's 0.4 s `top` transition) is waited for until it has finished and the page has drawn a frame
   since (its transitionend/animationend handlers have run then), but no longer than it should
   take: a background tab draws few frames and ends its motion much later (measured: ~1.1 s for
   any transition in a headless background tab), a hidden one never while we wait. A colour fading
@@ -125,8 +126,9 @@ ARM = """(function (timerMax, frameWait, slack, motionMax, quietWindow, frameMs,
         const timing = a.effect.getComputedTiming(), target = a.effect.target, rate = Math.abs(a.playbackRate) || 1;
         const left = (timing.endTime - (timing.localTime || 0)) / rate;
         // The element holds a control (a dialog, a menu): its own press or hover effect is not one.
+        // Or it arrived with the action and says something (a toast sliding in: not a ripple, empty).
         if (a.playState === "running" && isFinite(left) && left <= motionMax && target && target.nodeType === 1 &&
-            target.querySelector(CONTROL) && moves(a)) {
+            (target.querySelector(CONTROL) || (arrived(target) && /\S/.test(target.textContent || ""))) && moves(a)) {
           const r = {due: n + left, done: false};
           const done = () => { r.done = true; };
           a.finished.then(() => (typeof RAF === "function" ? RAF.call(w, done) : done()), done);
@@ -139,7 +141,20 @@ ARM = """(function (timerMax, frameWait, slack, motionMax, quietWindow, frameMs,
     return count;
   };
 
-  const count = (records) => { t.mutations += records.length; t.last = now(); };
+  // Elements the page added since the arm (a toast, a tooltip): their own motion is the action's
+  // answer arriving, though they hold no control (see `moving`).
+  const added = new WeakSet();
+  const count = (records) => {
+    t.mutations += records.length; t.last = now();
+    for (let i = 0; i < records.length && i < 64; i++) {
+      const nodes = records[i].addedNodes;
+      for (let j = 0; nodes && j < nodes.length && j < 16; j++) if (nodes[j].nodeType === 1) added.add(nodes[j]);
+    }
+  };
+  const arrived = (el) => {
+    for (let n = el, hops = 0; n && hops < 4; n = n.parentElement, hops++) if (added.has(n)) return true;
+    return false;
+  };
   const watch = (doc, depth) => {
     try {
       const o = new MO(count);

@@ -200,7 +200,9 @@
     if (role === "row") return el.closest("[role=treegrid]") || (el.hasAttribute("tabindex") && el.closest("[role=grid]")) ? "row" : null;
     // A data grid's cells and headers, focusable by its roving tabindex (-1 but the current
     // one): selected, sorted or edited by a click or a double-click. In a table, they are text.
-    if (GRID_ITEMS.has(role)) return el.hasAttribute("tabindex") && el.closest("[role=grid], [role=treegrid]") ? role : null;
+    // A header that says how it sorts (aria-sort, Tabulator's) sorts on a click, roving tabindex or not.
+    if (GRID_ITEMS.has(role)) return (el.hasAttribute("tabindex") || (role === "columnheader" && el.hasAttribute("aria-sort")))
+      && el.closest("[role=grid], [role=treegrid]") ? role : null;
     if (role && ROLES.has(role)) return role;
     if (role === "presentation" || role === "none") return null;
     if (tag === "a" && el.hasAttribute("href")) return "link";
@@ -620,6 +622,7 @@
     "share", "download", "upload", "zoom", "refresh", "reload", "undo", "redo", "save", "send", "sort", "filter"]);
   const FILLER = new Set(["btn", "button", "icon", "ico", "svg", "js", "is", "has", "ui", "control", "action"]);
   const nameless = new Set();
+  const WORDY = /[\p{L}\p{N}]/u;
   function purpose(el) {
     if (!nameless.has(el)) return "";
     for (const source of [el.id, ...el.classList]) {
@@ -631,7 +634,6 @@
     return "";
   }
   const CONTEXTS = [
-    purpose,
     function row(el) {
       const tr = el.closest("tr, [role=row]");
       if (!tr) return "";
@@ -666,6 +668,7 @@
       const li = el.closest("li, dd, article, [role=listitem], [role=treeitem], [role=article]");
       return li ? textBesides(li, el) : "";
     },
+    purpose,
     function group(el) {
       const selector = "fieldset, dialog, [role=group], [role=radiogroup], [role=region], [role=dialog], [role=form]," +
         " [role=toolbar], [role=tabpanel], [role=navigation], nav, section, form";
@@ -697,7 +700,7 @@
     const groups = new Map();
     out.forEach((e, i) => {
       if (!outEls[i]) return;
-      if (!e.name) nameless.add(outEls[i]);
+      if (!WORDY.test(e.name)) nameless.add(outEls[i]);
       const key = e.role + "\u0000" + e.name;
       if (!groups.has(key)) groups.set(key, []);
       groups.get(key).push(i);
@@ -706,14 +709,17 @@
     const since = performance.now();
     for (const members of groups.values()) {
       const name = out[members[0]].name;
-      if (name && members.length < 2) continue;
+      // (A name of glyphs only, tom-select's "×", says nothing either: it gets a context too. A
+      // grid's cell, "8", is read with its row: it takes the row's first cell, and no more.)
+      const cell = out[members[0]].role === "gridcell";
+      if (WORDY.test(name) && members.length < 2 && !cell) continue;
       if (budget <= 0 || performance.now() - since > CONTEXT_MS) break;
       budget -= members.length;
       // Level by level, an element takes the first text that no other of its group shares at
       // that level; one that never stands out keeps the first text it had.
       const first = new Map();
       let pending = members.slice();
-      for (const level of CONTEXTS) {
+      for (const level of WORDY.test(name) && members.length < 2 ? CONTEXTS.slice(0, 1) : CONTEXTS) {
         const found = new Map(), counts = new Map();
         for (const i of pending) {
           const t = shortText(level(outEls[i]));

@@ -152,9 +152,21 @@
     reveal(e, true, false);
     return point(e);
   }
+  // Where a typed combobox shows its choices: the field's own box, up to three levels out, short
+  // of the one holding its list (tom-select's .ts-control holds the field and the chosen items;
+  // the wrapper around it also holds the dropdown).
+  function chosenBox(e, lb) {
+    if (e.localName !== "input") return e;
+    let box = e;
+    for (let p = e.parentElement, i = 0; p && i < 3 && p !== e.ownerDocument.body; p = p.parentElement, i++) {
+      if ((lb && p.contains(lb)) || p.querySelectorAll("input, select, textarea").length > 2) break;
+      box = p;
+    }
+    return box;
+  }
   // What the combobox itself shows (its value, or its text outside the listbox it contains).
   function shown(e, lb) {
-    e = boxOf(e) || e;
+    e = boxOf(e) || chosenBox(e, lb);
     const parts = [];
     if (e.localName === "input" || e.localName === "textarea") parts.push(e.value);
     for (const input of e.querySelectorAll("input")) parts.push(input.value);

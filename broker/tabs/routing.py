@@ -6,6 +6,7 @@ Shared by the tab-level handlers. Raw CDP ids are looked up here and never retur
 import logging
 
 from bp import policy
+from bp import settings
 from bp.errors import BPError, invalid_argument, remediation
 
 log = logging.getLogger("broker.routing")
@@ -155,6 +156,16 @@ def selected_tab(broker, agent, request, *, create=True):
         if generation == agent.generation and info is not None and eligible(info):
             agent.selected = raw
             return raw
+    if agent.lapsed_at is not None:
+        # Told once: its lease ran out while it was away, and the tabs it had opened were closed.
+        idle = int(settings.current().lease_ttl_s)
+        agent.lapsed_at = None
+        if not create:
+            raise BPError("target_not_owned",
+                          f"This Agent's lease expired (no command for {idle} s): the tabs Browser Pilot opened for "
+                          "it were closed and its refs are gone. Run 'bp open URL' to go on in a new tab, or "
+                          "'bp tabs' and 'bp tab <index>' to take a tab again.",
+                          context={"field": "target", "reason": "lease_expired", "leaseTtlMs": idle * 1000})
     if not create:
         raise BPError("target_not_owned", "This Agent has no tab selected; run 'bp tabs' and 'bp tab <index>'.",
                       context={"field": "target", "reason": "no_selected_tab"})

@@ -47,3 +47,29 @@ def test_dropdown_lists_the_open_popup_listbox(home, connected, pages):
     listed = ok(home, connected, "dropdown", ref_of(opened, "button", "Fruit"))
     assert [o["label"] for o in listed["options"]] == ["Apple", "Banana", "Cherry"], listed
     assert listed["requiresOpen"] is False
+
+
+# tom-select's multi select: the field in a box that shows the chosen items, the list beside the
+# box, and the option it highlights next marked aria-selected.
+TAGS = """<div class=wrapper><div class=control><input role=combobox aria-label=Equipment aria-controls=tag-list
+  aria-expanded=false></div>
+  <div role=listbox id=tag-list hidden>
+    <div role=option data-value=projector>Projector</div><div role=option data-value=board>Whiteboard</div></div></div>
+<script>
+const input = document.querySelector('input'), list = document.getElementById('tag-list');
+window.tags = [];
+input.addEventListener('click', () => { list.hidden = false; input.setAttribute('aria-expanded', 'true'); });
+for (const o of list.children) o.addEventListener('click', () => {
+  window.tags.push(o.dataset.value);
+  const item = document.createElement('div'); item.textContent = o.textContent; input.before(item);
+  o.remove();
+  for (const other of list.children) other.setAttribute('aria-selected', 'true');  // the highlight moves on
+});
+</script>"""
+
+
+def test_a_typed_combobox_choice_is_read_back_from_its_box_not_the_lists_highlight(home, connected, pages):
+    page = ok(home, connected, "open", pages.page(TAGS))
+    result = ok(home, connected, "select", ref_of(page, "combobox", "Equipment"), "Projector")
+    assert (result["evidence"]["status"], result["evidence"]["selected"]) == ("verified", ["Projector"]), result["evidence"]
+    assert ok(home, connected, "eval", "window.tags")["value"] == ["projector"]

@@ -86,3 +86,20 @@ def test_a_file_input_drawn_as_a_button_is_that_button_and_takes_the_upload(home
             [1, "notes.txt", 0]
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+# Tabulator's markup: sortable headers say so (aria-sort) without a tabindex; only the editable
+# cells are focusable; the task's name is a plain cell.
+SORTABLE = """<div role=grid aria-label=Tasks>
+  <div role=row><div role=columnheader aria-sort=none onclick="document.title='sorted'">Task</div>
+    <div role=columnheader>Points</div></div>
+  <div role=row><div role=gridcell>Fix login bug</div><div role=gridcell tabindex=0>3</div></div>
+  <div role=row><div role=gridcell>Upgrade database</div><div role=gridcell tabindex=0>8</div></div></div>"""
+
+
+def test_a_sortable_header_is_offered_and_a_cell_reads_with_its_row(home, connected, pages):
+    page = ok(home, connected, "open", pages.page(SORTABLE))
+    assert [e["name"] for e in elements(page, "columnheader")] == ["Task"]  # "Points" neither sorts nor focuses
+    assert [(e["name"], e.get("context")) for e in elements(page, "gridcell")] == [
+        ("3", "Fix login bug"), ("8", "Upgrade database")]
+    assert ok(home, connected, "click", str(elements(page, "columnheader", "Task")[0]["ref"]))["title"] == "sorted"

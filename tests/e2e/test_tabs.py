@@ -259,6 +259,21 @@ def test_lease_expiry_releases_control_and_closes_managed_tabs(home, env_for, ch
     chromium.close_tab(user)
 
 
+def test_an_agent_back_after_its_lease_expired_is_told_why_it_holds_no_tab(home, env_for, chromium, pages):
+    # Issue 38's trial: after the lease ran out the Agent read "no tab selected" and guessed.
+    env = env_for(home, BROWSER_PILOT_LEASE_TTL_MS=1500)
+    marker = f"lapsing-{os.path.basename(home)}"
+    assert bp(home, "--client-key", "agent-l", "connect", env=env).rc == 0
+    assert bp(home, "--client-key", "agent-l", "open", pages.url(f"/page?title={marker}"), env=env).rc == 0
+    assert helpers.wait_until(lambda: not any(marker in i["url"] for i in chromium.pages().values()), timeout=10)
+    back = bp(home, "--client-key", "agent-l", "snapshot", env=env)
+    assert back.code == "target_not_owned" and back.json["context"]["reason"] == "lease_expired", back
+    assert "bp open URL" in back.json["error"] and back.json["context"]["leaseTtlMs"] == 1000, back.json
+    # Told once: then it is an Agent without a tab, which `bp open` gives one.
+    assert bp(home, "--client-key", "agent-l", "snapshot", env=env).json["context"]["reason"] == "no_selected_tab"
+    assert bp(home, "--client-key", "agent-l", "open", pages.url("/page?title=again"), env=env).rc == 0
+
+
 def test_one_tab_runs_commands_in_order_and_two_tabs_run_concurrently(home, env_for, pages):
     env = env_for(home)
     name = os.path.basename(home)
