@@ -87,6 +87,7 @@ OP_SNAPSHOT = _op("snapshot", "SnapshotArgs", capability="observation.read", run
 OP_CLICK = _op("click", "ClickArgs", capability="action.input", runs=TAB, mutating=True, reply="Observation")
 OP_TYPE = _op("type", "TypeArgs", capability="action.input", runs=TAB, mutating=True, reply="Observation")
 OP_HOVER = _op("hover", "HoverArgs", capability="action.input", runs=TAB, mutating=True, reply="Observation")
+OP_DRAG = _op("drag", "DragArgs", capability="action.input", runs=TAB, mutating=True, reply="Observation")
 OP_KEYBOARD = _op("keyboard", "KeyboardArgs", capability="action.input", runs=TAB, mutating=True, reply="Observation")
 OP_PRESS = _op("press", "PressArgs", capability="action.input", runs=TAB, mutating=True, reply="Observation")
 

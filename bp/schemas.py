@@ -133,6 +133,21 @@ class HoverArgs(Strict):
     limit = fields.Integer(strict=True, validate=validate.Range(min=1, max=10_000))
 
 
+class DragArgs(Strict):
+    ref = fields.Integer(strict=True, validate=validate.Range(min=1, max=protocol.MAX_REF))
+    selector = fields.String(validate=validate.Length(min=1, max=4096))
+    to = fields.Integer(strict=True, validate=validate.Range(min=1, max=protocol.MAX_REF))
+    toSelector = fields.String(validate=validate.Length(min=1, max=4096))
+    limit = fields.Integer(strict=True, validate=validate.Range(min=1, max=10_000))
+
+    @validates_schema
+    def _one_each(self, data, **_):
+        if ("ref" in data) == ("selector" in data):
+            raise ValidationError("give exactly one of ref or selector", field_name="ref")
+        if ("to" in data) == ("toSelector" in data):
+            raise ValidationError("give exactly one of to or toSelector", field_name="to")
+
+
 class KeyboardArgs(Strict):
     text = fields.String(required=True, validate=validate.Length(max=100_000))
     clear = fields.Boolean(truthy={True}, falsy={False})

@@ -14,7 +14,7 @@ NPM_PINS=(todomvc@0.1.1 swagger-ui-dist@5.35.0 quill@2.0.3 tom-select@2.6.2
           esbuild@0.28.2 react@19.3.1 react-dom@19.3.1 react-aria-components@1.22.1 @internationalized/date@3.12.4
           @mui/material@9.6.0 @emotion/react@11.14.0 @emotion/styled@11.14.1 @mui/x-date-pickers@9.17.0
           @mui/x-tree-view@9.14.0 @mui/x-data-grid@9.17.0 dayjs@1.11.23 bootstrap@5.3.9
-          jquery@3.7.1 jquery-ui@1.14.2 @szhsin/react-menu@4.5.2 choices.js@11.2.4 tabulator-tables@6.5.3)
+          jquery@3.7.1 jquery-ui@1.14.2 @szhsin/react-menu@4.5.2 choices.js@11.2.4 tabulator-tables@6.5.3 sortablejs@1.15.7)
 COMPONENTS=tests/realapps/apps/components
 DEBIAN_PIN="python3-doc=3.11.2-1"
 STAMP="$ROOT/installed"

@@ -128,7 +128,7 @@ ARM = """(function (timerMax, frameWait, slack, motionMax, quietWindow, frameMs,
         // The element holds a control (a dialog, a menu): its own press or hover effect is not one.
         // Or it arrived with the action and says something (a toast sliding in: not a ripple, empty).
         if (a.playState === "running" && isFinite(left) && left <= motionMax && target && target.nodeType === 1 &&
-            (target.querySelector(CONTROL) || (arrived(target) && /\S/.test(target.textContent || ""))) && moves(a)) {
+            (target.querySelector(CONTROL) || (arrived(target) && /\\S/.test(target.textContent || ""))) && moves(a)) {
           const r = {due: n + left, done: false};
           const done = () => { r.done = true; };
           a.finished.then(() => (typeof RAF === "function" ? RAF.call(w, done) : done()), done);

@@ -46,6 +46,7 @@ ACTIVE = ("accepted", "dispatched")
 # CDP methods that change the page or the browser: the first one sent marks the command dispatched.
 MUTATING_CDP = frozenset({
     "Input.dispatchMouseEvent", "Input.dispatchKeyEvent", "Input.insertText", "Input.dispatchTouchEvent",
+    "Input.dispatchDragEvent",
     "Page.navigate", "Page.reload", "Page.navigateToHistoryEntry", "Page.handleJavaScriptDialog",
     "Page.bringToFront", "Target.createTarget", "Target.closeTarget", "Target.activateTarget",
     "DOM.setFileInputFiles", "Fetch.fulfillRequest", "Fetch.continueRequest", "Fetch.failRequest",

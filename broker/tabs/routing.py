@@ -6,6 +6,7 @@ Shared by the tab-level handlers. Raw CDP ids are looked up here and never retur
 import logging
 
 from bp import policy
+from bp import protocol
 from bp import settings
 from bp.errors import BPError, invalid_argument, remediation
 
@@ -158,14 +159,14 @@ def selected_tab(broker, agent, request, *, create=True):
             return raw
     if agent.lapsed_at is not None:
         # Told once: its lease ran out while it was away, and the tabs it had opened were closed.
-        idle = int(settings.current().lease_ttl_s)
+        idle = settings.current().lease_ttl_s
         agent.lapsed_at = None
-        if not create:
+        if not create or request.op != protocol.OP_OPEN:  # not a silent about:blank for a snapshot
             raise BPError("target_not_owned",
-                          f"This Agent's lease expired (no command for {idle} s): the tabs Browser Pilot opened for "
+                          f"This Agent's lease expired (no command for {idle:g} s): the tabs Browser Pilot opened for "
                           "it were closed and its refs are gone. Run 'bp open URL' to go on in a new tab, or "
                           "'bp tabs' and 'bp tab <index>' to take a tab again.",
-                          context={"field": "target", "reason": "lease_expired", "leaseTtlMs": idle * 1000})
+                          context={"field": "target", "reason": "lease_expired", "leaseTtlMs": int(idle * 1000)})
     if not create:
         raise BPError("target_not_owned", "This Agent has no tab selected; run 'bp tabs' and 'bp tab <index>'.",
                       context={"field": "target", "reason": "no_selected_tab"})

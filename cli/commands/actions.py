@@ -1,4 +1,4 @@
-"""Action family: click, type, hover (keyboard and press: cli/commands/keys.py).
+"""Action family: click, type, hover, drag (keyboard and press: cli/commands/keys.py).
 
 Broker side: broker/commands/actions.py (same operation names, from bp.protocol).
 """
@@ -122,3 +122,33 @@ def hover(**values):
 
 def hover_request(v):
     return {"ref": v["ref"], "limit": v["limit"]}
+
+
+@command()
+@argument("source")
+@argument("target")
+@option("-l", "--limit", type=IntRange(1, 10000), default=50, show_default=True,
+              help="Most elements in the returned observation.")
+def drag(**values):
+    """Drag SOURCE onto TARGET: each a ref of the latest snapshot, or a CSS selector.
+
+    Presses on SOURCE, moves the pointer to TARGET in steps with the button down, and releases
+    there: HTML5 drag and drop (draggable items) and pointer-driven lists alike. Returns a fresh
+    snapshot; check the order it shows. A list item without a ref (a plain sortable <li>) is
+    reached by a selector.
+
+    \b
+    Example:  bp drag 4 7
+    Example:  bp drag "#tasks li:nth-child(3)" "#tasks li:first-child"
+    """
+    send(protocol.OP_DRAG, built(drag_request, values), render.observation)
+
+
+def drag_request(v):
+    from cli.commands.select import _target
+
+    source, target = _target(v["source"]), _target(v["target"])
+    out = dict(source)
+    out.update({"to": target["ref"]} if "ref" in target else {"toSelector": target["selector"]})
+    out["limit"] = v["limit"]
+    return out

@@ -53,3 +53,10 @@ def test_tabulator_sort_by_quantity(app):
     app.open().click(Named("columnheader", "Quantity")).expect(sorted=["qty asc"])
     cells = [e["name"] for e in app.seen["elements"] if e["role"] == "gridcell"]
     assert cells[0::2] == ["7", "12", "40"], cells
+
+
+def test_sortable_reorder_the_picking_list(app):
+    # SortableJS (HTML5 drag and drop in Chromium): its <li> items are no controls of their own.
+    app.open().act("drag", "#picking li:nth-child(3)", "#picking li:first-child").expect(
+        picking=["cocoa", "tea", "coffee"])
+    assert app.seen["evidence"]["kind"] == "native", app.seen["evidence"]

@@ -29,7 +29,7 @@ def _cli_sent_ops():
 
 def test_ops_handlers_schemas_and_cli_senders_are_one_set():
     declared = set(ops.OPS)
-    assert len(declared) == len(ops.OPERATIONS) == 58
+    assert len(declared) == len(ops.OPERATIONS) == 59
     assert set(registry.HANDLERS) == declared
     assert set(schemas.ARGS_SCHEMAS) == declared
     assert _cli_sent_ops() == declared
