@@ -66,6 +66,7 @@
     "frameset", "object", "embed", "template", "head", "input", "textarea", "select"]);
   const READ_DROP_ROLES = new Set(["navigation", "banner", "contentinfo"]);
 
+  const CELL_ROLES = new Set(["cell", "gridcell", "columnheader", "rowheader"]);
   function read() {
     let root = null;
     if (opts.selector) {
@@ -172,7 +173,8 @@
         /^(preserve)/.test(style.whiteSpaceCollapse || "");
       let breaks = 0;
       if (el.localName === "p") breaks = 2;
-      else if (display === "table-cell") push(" ");
+      // (A grid's cells drawn as inline blocks, Tabulator's: apart, like a table's.)
+      else if (display === "table-cell" || CELL_ROLES.has((el.getAttribute("role") || "").trim())) push(" ");
       else if (display !== "contents" && !display.startsWith("inline") && display !== "table-column") breaks = 1;
       if (breaks) push(breaks);
       visitChildren(el, isVisible, isPre, depth);

@@ -63,3 +63,13 @@ def test_search_contexts_are_merged_and_bounded(home, connected, pages):
     assert matches[6].get("context", "").startswith("filler") or "Last data here." in matches[6]["context"]
     assert "sameContextAs" not in matches[6]
     assert len(json.dumps(matches)) < 2000
+
+
+def test_read_keeps_a_div_grids_cells_apart(home, connected, pages):
+    # Tabulator's cells are inline blocks in a row: "Upgrade databaseCleo8" read before.
+    url = pages.page("""<main><div role=grid><div role=row><div role=gridcell style="display:inline-block">Upgrade
+        database</div><div role=gridcell style="display:inline-block">Cleo</div><div role=gridcell
+        style="display:inline-block">8</div></div></div></main>""")
+    assert bp(home, "open", url, env=connected).rc == 0
+    read = bp(home, "read", env=connected)
+    assert read.rc == 0 and "Upgrade database Cleo 8" in read.json["text"], read.json
