@@ -67,6 +67,13 @@
   const READ_DROP_ROLES = new Set(["navigation", "banner", "contentinfo"]);
 
   const CELL_ROLES = new Set(["cell", "gridcell", "columnheader", "rowheader"]);
+  // Text for screen readers only (a 1 px clipped box: notyf's live region repeating the toast a
+  // person sees, a "skip to content" link): nothing of it shows.
+  function srOnly(el, style) {
+    if (style.position !== "absolute" || (style.overflow !== "hidden" && style.clip === "auto")) return false;
+    const box = el.getBoundingClientRect();
+    return box.width <= 1 && box.height <= 1;
+  }
   function read() {
     let root = null;
     if (opts.selector) {
@@ -160,6 +167,7 @@
       const display = style.display;
       if (display === "none") return;
       if (display !== "contents" && el.checkVisibility && !el.checkVisibility()) return;
+      if (srOnly(el, style)) return;
       if (field !== null) {
         if (!visible || style.visibility !== "visible") return;
         push(1);
@@ -193,6 +201,7 @@
       for (const el of all) {
         if (root.contains(el) || extras.some((x) => x.contains(el))) continue;
         if (el.checkVisibility && !el.checkVisibility()) continue;
+        if (srOnly(el, styleOf(el))) continue;
         extras.push(el);
       }
       for (const el of extras) {

@@ -73,3 +73,14 @@ def test_read_keeps_a_div_grids_cells_apart(home, connected, pages):
     assert bp(home, "open", url, env=connected).rc == 0
     read = bp(home, "read", env=connected)
     assert read.rc == 0 and "Upgrade database Cleo 8" in read.json["text"], read.json
+
+
+def test_read_skips_a_screen_readers_copy_of_a_toast(home, connected, pages):
+    # notyf: the toast a person sees, and a 1 px live region announcing the same words.
+    url = pages.page("""<p>Booking form</p>
+        <div class=toast style="position:fixed;top:10px;right:10px">Booking #9847 confirmed</div>
+        <div aria-live=polite style="position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)">Booking
+        #9847 confirmed</div><div role=status>Saved a moment ago</div>""")
+    assert bp(home, "open", url, env=connected).rc == 0
+    text = bp(home, "read", env=connected).json["text"]
+    assert text.count("Booking #9847 confirmed") == 1 and "Saved a moment ago" in text, text
