@@ -18,6 +18,23 @@ class Refused(Exception):
         self.message, self.param_hint = message, param_hint
 
 
+MAX_SELECTOR = 4096
+
+
+def ref_or_selector(value, hint="TARGET"):
+    """{"ref": N} for a bare number (a ref of the latest snapshot), else {"selector": CSS}."""
+    from bp import protocol
+
+    if value.isascii() and value.isdigit():  # "١" is a CSS selector, not ref 1
+        ref = int(value)
+        if not 1 <= ref <= protocol.MAX_REF:
+            raise Refused(f"a ref is 1-{protocol.MAX_REF}", param_hint=hint)
+        return {"ref": ref}
+    if not value.strip() or len(value) > MAX_SELECTOR:
+        raise Refused(f"a CSS selector of 1-{MAX_SELECTOR} characters", param_hint=hint)
+    return {"selector": value}
+
+
 def given(args, **fields):
     """`args` with each field the person gave: a flag that is on, an option with a value. What is
     left out (off, None, empty, 0) is the broker's default, so it is not sent."""

@@ -28,12 +28,8 @@ def _point(broker, agent, raw, session, ref, selector, field):
     """(input session, x, y) of a ref (the resolver's checks) or of a selector's first match."""
     if ref is not None:
         return input_point(session, snapshot.resolve(broker, agent, raw, session, ref))
-    answer = worlds.run_in_world(session, worlds.helper("bySelector"), {"selector": selector}, 15.0,
-                                 worlds.script("point.js"))
-    if isinstance(answer, dict) and (answer.get("missing") or answer.get("badSelector")):
-        what = "is not a valid CSS selector" if answer.get("badSelector") else "did not match"
-        raise BPError("invalid_argument", f"Selector \"{selector[:200]}\" {what}.",
-                      context={"field": "selector" if field == "ref" else "toSelector"})
+    answer = worlds.by_selector(session, worlds.script("point.js"), {"selector": selector},
+                                field="selector" if field == "ref" else "toSelector")
     if answer.get("refuse"):
         raise snapshot.refusal(answer, field=field)
     return session, answer["x"], answer["y"]

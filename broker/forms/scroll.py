@@ -15,17 +15,6 @@ def in_world(session, source, opts, timeout_s=15.0, fn=None):
     return worlds.run_in_world(session, source, opts, timeout_s, fn)
 
 
-def by_selector(session, source, opts, timeout_s=15.0):
-    """Run `source` ((el, opts) => value) on the first match of opts["selector"] in the top
-    document; a missing or invalid selector is invalid_argument."""
-    answer = in_world(session, worlds.helper("bySelector"), opts, timeout_s, fn=source)
-    if isinstance(answer, dict) and (answer.get("missing") or answer.get("badSelector")):
-        what = "is not a valid CSS selector" if answer.get("badSelector") else "did not match"
-        raise BPError("invalid_argument", f"Selector \"{opts['selector'][:200]}\" {what}.",
-                      context={"field": "selector"})
-    return answer
-
-
 def scroll(broker, agent, raw, session, args, deadline):
     if "toText" in args:
         opts = {"mode": "text", "text": args["toText"], "exact": args.get("exact", False)}
@@ -40,7 +29,7 @@ def scroll(broker, agent, raw, session, args, deadline):
     if "ref" in args:
         evidence = snapshot.on_ref(broker, agent, raw, session, args["ref"], source, opts)
     else:
-        evidence = by_selector(session, source, {**opts, "selector": args.get("selector")})
+        evidence = worlds.by_selector(session, source, {**opts, "selector": args.get("selector")})
     if evidence is None:
         raise BPError("internal_error", "The scroll script returned nothing.")
     # Scrolling can load more content or (rarely) navigate: settle like any other input.

@@ -16,7 +16,7 @@ from bp.errors import BPError
 from broker.actions import inputs, settle as settling
 from broker.observe import snapshot, worlds
 from broker.actions import slider
-from broker.forms.scroll import by_selector, in_world
+from broker.forms.scroll import in_world
 
 OPTIONS_WAIT_S = 3.0  # how long an opened widget may take to render its options
 READBACK_WAIT_S = 1.0  # how long a chosen option may take to show after the settle
@@ -41,7 +41,7 @@ def _on_target(broker, agent, raw, session, args, opts):
     source = worlds.script("select.js")
     if "ref" in args:
         return snapshot.on_ref(broker, agent, raw, session, args["ref"], source, opts)
-    return by_selector(session, source, {**opts, "selector": args["selector"]})
+    return worlds.by_selector(session, source, {**opts, "selector": args["selector"]})
 
 
 def dropdown(broker, agent, raw: str, session, args: dict[str, Any]) -> dict[str, Any]:

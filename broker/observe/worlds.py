@@ -258,3 +258,14 @@ def node_paths(session, backend_ids):
     session.send_nowait("Runtime.releaseObjectGroup", {"objectGroup": PROBE_WORLD})
     paths = iter((reply.get("result") or {}).get("value") or [])
     return [next(paths, None) if o else None for o in objects]
+
+
+def by_selector(session, source, opts, timeout_s=15.0, field="selector"):
+    """Run `source` ((el, opts) => value) on the first match of opts["selector"] in the top
+    document; a missing or invalid selector is invalid_argument (context.field `field`)."""
+    answer = run_in_world(session, helper("bySelector"), opts, timeout_s, source)
+    if isinstance(answer, dict) and (answer.get("missing") or answer.get("badSelector")):
+        what = "is not a valid CSS selector" if answer.get("badSelector") else "did not match"
+        raise BPError("invalid_argument", f"Selector \"{opts['selector'][:200]}\" {what}.",
+                      context={"field": field})
+    return answer

@@ -5,7 +5,7 @@ Broker side: broker/commands/actions.py (same operation names, from bp.protocol)
 
 from bp import protocol
 from cli import render
-from cli.build import Refused, given
+from cli.build import Refused, given, ref_or_selector
 from cli.commands import built, send
 from cli.declare import IntRange, argument, command, option
 
@@ -145,9 +145,7 @@ def drag(**values):
 
 
 def drag_request(v):
-    from cli.commands.select import _target
-
-    source, target = _target(v["source"]), _target(v["target"])
+    source, target = ref_or_selector(v["source"], "SOURCE"), ref_or_selector(v["target"], "TARGET")
     out = dict(source)
     out.update({"to": target["ref"]} if "ref" in target else {"toSelector": target["selector"]})
     out["limit"] = v["limit"]

@@ -5,25 +5,10 @@ Broker side: broker/commands/forms.py and broker/forms/select.py (same operation
 
 from bp import protocol
 from cli import render
-from cli.build import Refused, given
+from cli.build import MAX_SELECTOR, Refused, given, ref_or_selector
 from cli.commands import built, send
 from cli.declare import Choice, IntRange, argument, command, option
 from cli.output import escape
-
-MAX_SELECTOR = 4096
-
-
-def _target(value):
-    """A bare number is a ref of the latest snapshot; anything else a CSS selector."""
-    if value.isascii() and value.isdigit():  # "١" is a CSS selector, not ref 1
-        ref = int(value)
-        if not 1 <= ref <= protocol.MAX_REF:
-            raise Refused(f"a ref is 1-{protocol.MAX_REF}", param_hint="TARGET")
-        return {"ref": ref}
-    if not value.strip() or len(value) > MAX_SELECTOR:
-        raise Refused(f"a CSS selector of 1-{MAX_SELECTOR} characters", param_hint="TARGET")
-    return {"selector": value}
-
 
 def _options(r):
     kind = "native select" if r.get("kind") == "native" else "ARIA combobox/listbox"
@@ -57,7 +42,7 @@ def dropdown(target):
     Example:  bp dropdown 4
     Example:  bp dropdown "select[name=country]"
     """
-    send(protocol.OP_DROPDOWN, built(lambda v: _target(v["target"]), {"target": target}), _options)
+    send(protocol.OP_DROPDOWN, built(lambda v: ref_or_selector(v["target"]), {"target": target}), _options)
 
 
 @command()
@@ -85,4 +70,4 @@ def select(**values):
 def select_request(v):
     if len(v["option"]) > MAX_SELECTOR:
         raise Refused(f"at most {MAX_SELECTOR} characters", param_hint="OPTION")
-    return given({**_target(v["target"]), "option": v["option"], "by": v["by"], "limit": v["limit"]}, contains=v["contains"])
+    return given({**ref_or_selector(v["target"]), "option": v["option"], "by": v["by"], "limit": v["limit"]}, contains=v["contains"])
