@@ -110,11 +110,15 @@ class Person:
         return workers[0] if workers else None
 
     def worker_call(self, expression):
-        """The extension's own answer (its service worker), awaited."""
+        """The extension's own answer (its service worker), awaited. A worker Chromium has just
+        (re)started may be attached before its script ran (CI: personView undefined): the call
+        waits, up to 5 s, for the script's functions first."""
         session = self.devtools.call("Target.attachToTarget", {"targetId": self._worker()["targetId"],
                                                                "flatten": True})["sessionId"]
+        ready = ("(async () => { for (let i = 0; i < 100 && typeof self.personView !== 'function'; i++) "
+                 f"await new Promise((r) => setTimeout(r, 50)); return await ({expression}); }})()")
         try:
-            reply = self.devtools.call("Runtime.evaluate", {"expression": expression, "awaitPromise": True,
+            reply = self.devtools.call("Runtime.evaluate", {"expression": ready, "awaitPromise": True,
                                                             "returnByValue": True}, session_id=session)
         finally:
             self.devtools.call("Target.detachFromTarget", {"sessionId": session})
