@@ -26,8 +26,31 @@ def _document(session, held):
     return held["document"]
 
 
-def _listeners(session, held):
-    """The pointer listeners of the whole document, or None (a dialog opened)."""
+def list_later(session, held):
+    """The listing, sent now so that the walker's round trip overlaps it (its answer is read by
+    mark(listing=)), or None where the session cannot send ahead or the page cannot be asked."""
+    if getattr(session, "call_later", None) is None:
+        return None
+    try:
+        document = _document(session, held)
+        if not document:
+            return None
+        return session.call_later("DOMDebugger.getEventListeners", {"objectId": document, "depth": -1, "pierce": True})
+    except BPError:
+        return None
+
+
+def _listeners(session, held, listing=None):
+    """The pointer listeners of the whole document, or None (a dialog opened). `listing`: the
+    listing sent ahead (list_later)."""
+    if listing is not None:
+        try:
+            reply = listing.result(timeout_s=5.0, abort=getattr(session, "dialog_open", None))
+            if reply is None:
+                return None
+            return reply.get("listeners") or []
+        except BPError:
+            held.pop("document", None)  # gone with the page's world: asked afresh below
     for _ in range(2):  # a kept object can be gone (the page's world was reset): ask once afresh
         document = _document(session, held)
         if not document:
@@ -41,10 +64,11 @@ def _listeners(session, held):
     return None
 
 
-def mark(session, context_id, known, held=None):
+def mark(session, context_id, known, held=None, listing=None):
     """Mark listener-only candidates in the world `context_id`; `known` is this document's set
-    of already-seen backend node ids (updated in place), `held` its kept objects. Best effort:
-    any failure leaves the observation as it would be without listener facts."""
+    of already-seen backend node ids (updated in place), `held` its kept objects, `listing` the
+    listing sent ahead. How many it marked. Best effort: any failure leaves the observation as
+    it would be without listener facts."""
     held = {} if held is None else held
     try:
         # Listed from the page's own (main-world) document, the world the listeners belong to.
@@ -55,7 +79,7 @@ def mark(session, context_id, known, held=None):
         # (tests/e2e/test_observe_crash.py). Through Browser Pilot's own world it would also
         # leave duplicate wrappers (see worlds.node_paths). `document` is unforgeable, so the
         # page cannot hand us another object, and evaluating it runs no page script.
-        listeners = _listeners(session, held)
+        listeners = _listeners(session, held, listing)
         if listeners is None:
             return 0  # a dialog opened: the observation stops at its next step
         fresh = []

@@ -20,6 +20,8 @@ added, never unchanged.
 import json
 import os
 import time
+from collections.abc import Callable
+from typing import Any
 
 from bp import fastjson, settings
 from bp.errors import BPError
@@ -122,7 +124,7 @@ class Observation:
         self.listed = []
 
 
-def _numbered(table, opts, walk):
+def _numbered(table: RefTable, opts: dict[str, Any], walk: Callable[[], Any]) -> dict[str, Any]:
     """One world's walk, handing out numbers from the table's next one. A walk whose answer is
     lost may still have handed some out in its world: those are skipped, never given twice."""
     opts["next"] = table.next
@@ -140,9 +142,28 @@ def _walk(session, world_context, opts, timeout_s, table):
     context = [world_context]
 
     def walk():
-        _mark_listeners(session, context[0])
-        return context[0], _numbered(table, opts, lambda: call_in_world(session, context[0], script("observe.js"),
-                                                                        opts, timeout_s, as_text=True))
+        world = context[0]
+        listing = _list_later(session, world)
+        if listing is None:
+            _mark_listeners(session, world)
+            return world, _numbered(table, opts, lambda: call_in_world(session, world, script("observe.js"), opts,
+                                                                       timeout_s, as_text=True))
+        # The walker goes right behind the listing, tentatively: one round trip for both, unless
+        # the listing marks nodes the walker has not seen marked (a document's first look, a new
+        # listener-only control), and then the page is walked once more with them.
+        opts["next"] = table.next
+        ahead = send_in_world(session, world, script("observe.js"), dict(opts, tentative=True), timeout_s,
+                              as_text=True)
+        try:
+            marked = _mark_listeners(session, world, listing)
+        except BaseException:
+            ahead.drop()
+            raise
+        result = _numbered(table, opts, ahead.value)
+        if not marked:
+            return world, result
+        return world, _numbered(table, opts, lambda: call_in_world(session, world, script("observe.js"),
+                                                                   dict(opts, rollback=True), timeout_s, as_text=True))
 
     def forget():
         session.forget_world()
@@ -151,16 +172,29 @@ def _walk(session, world_context, opts, timeout_s, table):
     return once_more_if_replaced(walk, forget)
 
 
-def _mark_listeners(session, context_id):
-    """Tell the walker which nodes only a JavaScript pointer listener makes clickable
-    (broker/observe/listeners.py); remembered per document (= per world context)."""
-    from broker.observe import listeners
-
-    document = (context_id, getattr(session, "loader", None))  # context ids are per renderer
+def _listener_memory(session, context_id):
+    """(document, known node ids, kept objects) of the listener listing, per document (= per
+    world context and loader: context ids are per renderer)."""
+    document = (context_id, getattr(session, "loader", None))
     known = session.listener_nodes
     if known is None or known[0] != document:
         known = session.listener_nodes = (document, set(), {})
-    listeners.mark(session, context_id, known[1], known[2])
+    return known
+
+
+def _list_later(session, context_id):
+    from broker.observe import listeners
+
+    return listeners.list_later(session, _listener_memory(session, context_id)[2])
+
+
+def _mark_listeners(session, context_id, listing=None):
+    """Tell the walker which nodes only a JavaScript pointer listener makes clickable
+    (broker/observe/listeners.py); remembered per document. How many it marked."""
+    from broker.observe import listeners
+
+    _, known, held = _listener_memory(session, context_id)
+    return listeners.mark(session, context_id, known, held, listing)
 
 
 def _frame_slots(world, key):

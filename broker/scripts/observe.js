@@ -435,6 +435,12 @@
   if (!table || table.table !== opts.table)
     table = store[opts.key] = {table: opts.table, next: 1, byRef: new Map(), ids: new Map(), listed: new Set(), frames: []};
   table.next = Math.max(table.next, opts.next || 1);
+  // A walk sent ahead of the listener listing is tentative (broker/observe/snapshot.py _walk):
+  // when the listing marks new nodes the page is walked again, as if the tentative walk had not
+  // observed it (its numbers stay: a node keeps the one it was given).
+  if (opts.rollback && table.undo) table.undo();
+  table.undo = null;
+  const undoFacts = opts.tentative && !opts.register ? [] : null;
   // Changed since this table's last observation (none on its first: everything would be "new").
   const changedSince = table.seenCount === undefined ? Infinity : table.seenCount;
   const lead = !!opts.lead && watched.count > changedSince;
@@ -468,6 +474,7 @@
   else if (topModal && lead) {
     for (let n = topModal; n && !modalOpened; n = n.parentElement) modalOpened = (watched.marks.get(n) || 0) > changedSince;
   }
+  const openedBefore = table.openedModal;
   if (!opts.register) table.openedModal = modalOpened ? topModal : null;
 
   let visits = 0;
@@ -783,9 +790,19 @@
       if (!!was[3] !== now[3]) fields.push("checked");
       if (fields.length) changed.push([ref, fields]);
     }
+    if (undoFacts) undoFacts.push([held, was]);
     held.facts = now;
   });
-  if (!opts.register) { table.listed = listed; table.frames = frames; table.docs = docs; table.seenCount = watched.count; }
+  if (!opts.register) {
+    if (undoFacts) {
+      const before = [table.listed, table.frames, table.docs, table.seenCount, openedBefore];
+      table.undo = () => {
+        [table.listed, table.frames, table.docs, table.seenCount, table.openedModal] = before;
+        for (const [held, facts] of undoFacts) held.facts = facts;
+      };
+    }
+    table.listed = listed; table.frames = frames; table.docs = docs; table.seenCount = watched.count;
+  }
   // The table's bound: past it, the oldest numbers the latest observation did not list expire.
   if (table.byRef.size > opts.bound) {
     for (const [ref, held] of table.byRef) {

@@ -161,9 +161,12 @@ def bp_ref(env, name, *args):
 
 
 def main():
-    args = arguments(20, agent_browser_version={"default": "0.41.2"})
+    args = arguments(20, agent_browser_version={"default": "0.41.2"},
+                     as_launched={"action": "store_true", "help": "the browser as `bp launch` starts it (its flags: Chromium "
+                                  "does not hold the page's tasks after input), not as a person's"})
     chromium_path = helpers.chromium_path()
-    with Rig("peer") as rig:
+    extra = ["--disable-features=DeferRendererTasksAfterInput"] if args.as_launched else []
+    with Rig("peer", extra_args=extra) as rig:
         chromium, pages = rig.chromium, rig.pages
         home, env = rig.home(connect=False)
         env = dict(env, BROWSER_PILOT_PHASES="1")  # the broker writes each command's phases
@@ -291,7 +294,9 @@ def main():
                     for (row, side), ms in sample.items():
                         rows[row][side].append(ms)
             who = f"agent-browser {peer.version.split()[-1]} (native)" if peer else "agent-browser (not measured)"
-            print(f"Medians of {args.runs} interleaved runs, same Chromium binary ({chromium_path}), pages on 127.0.0.1")
+            print(f"Medians of {args.runs} interleaved runs, same Chromium binary ({chromium_path}), pages on 127.0.0.1;"
+                  + (" Browser Pilot's browser with `bp launch`'s flags" if args.as_launched
+                     else " Browser Pilot's browser as a person's (no flags of ours)"))
             print(f"| step | {who} | Browser Pilot | ratio |")
             print("|---|---|---|---|")
             for row, sides in rows.items():

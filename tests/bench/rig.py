@@ -33,9 +33,9 @@ def bp_json(env, *args):
 
 
 class Rig:
-    def __init__(self, name="bench"):
+    def __init__(self, name="bench", extra_args=()):
         self.name = name
-        self.chromium = helpers.Chromium(helpers.short_tmpdir(f"bpc-{name}-"))
+        self.chromium = helpers.Chromium(helpers.short_tmpdir(f"bpc-{name}-"), extra_args=extra_args)
         self.pages = PageServer()
         self.homes = []
 
