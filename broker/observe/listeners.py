@@ -26,6 +26,11 @@ def _document(session, held):
     return held["document"]
 
 
+def _listing(document):
+    """The listing's parameters: every listener of the document's whole tree, shadow roots included."""
+    return {"objectId": document, "depth": -1, "pierce": True}
+
+
 def list_later(session, held):
     """The listing, sent now so that the walker's round trip overlaps it (its answer is read by
     mark(listing=)), or None where the session cannot send ahead or the page cannot be asked."""
@@ -35,7 +40,7 @@ def list_later(session, held):
         document = _document(session, held)
         if not document:
             return None
-        return session.call_later("DOMDebugger.getEventListeners", {"objectId": document, "depth": -1, "pierce": True})
+        return session.call_later("DOMDebugger.getEventListeners", _listing(document))
     except BPError:
         return None
 
@@ -56,8 +61,7 @@ def _listeners(session, held, listing=None):
         if not document:
             return None
         try:
-            return session.call("DOMDebugger.getEventListeners", {"objectId": document, "depth": -1, "pierce": True},
-                                timeout_s=5.0).get("listeners") or []
+            return session.call("DOMDebugger.getEventListeners", _listing(document), timeout_s=5.0).get("listeners") or []
         except BPError:
             if held.pop("document", None) is None:
                 raise

@@ -143,17 +143,20 @@ def _walk(session, world_context, opts, timeout_s, table):
 
     def walk():
         world = context[0]
+
+        def walker(later=False, **flags):
+            return send_in_world(session, world, script("observe.js"), dict(opts, **flags), timeout_s, as_text=True,
+                                 later=later)
+
         listing = _list_later(session, world)
         if listing is None:
             _mark_listeners(session, world)
-            return world, _numbered(table, opts, lambda: call_in_world(session, world, script("observe.js"), opts,
-                                                                       timeout_s, as_text=True))
+            return world, _numbered(table, opts, lambda: walker().value())
         # The walker goes right behind the listing, tentatively: one round trip for both, unless
         # the listing marks nodes the walker has not seen marked (a document's first look, a new
         # listener-only control), and then the page is walked once more with them.
         opts["next"] = table.next
-        ahead = send_in_world(session, world, script("observe.js"), dict(opts, tentative=True), timeout_s,
-                              as_text=True)
+        ahead = walker(later=True, tentative=True)
         try:
             marked = _mark_listeners(session, world, listing)
         except BaseException:
@@ -162,8 +165,7 @@ def _walk(session, world_context, opts, timeout_s, table):
         result = _numbered(table, opts, ahead.value)
         if not marked:
             return world, result
-        return world, _numbered(table, opts, lambda: call_in_world(session, world, script("observe.js"),
-                                                                   dict(opts, rollback=True), timeout_s, as_text=True))
+        return world, _numbered(table, opts, lambda: walker(rollback=True).value())
 
     def forget():
         session.forget_world()
